@@ -1,0 +1,3 @@
+"""ci-budget: time budgets for registered GPU test suites."""
+
+__version__ = "0.1.0"

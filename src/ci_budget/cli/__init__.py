@@ -1,0 +1,69 @@
+"""`ci-budget` command line. Each subcommand lives in its own module with `add_parser` and `run`.
+
+Subcommand modules import only argparse at module level so `--help` stays fast; heavy imports
+(PyGithub, pydantic models, the runner) happen inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> module under ci_budget.cli; order is the order shown in --help
+COMMANDS = ["scan", "run", "report", "plan", "arch", "arch_table", "history", "suggest"]
+
+EPILOG = """\
+examples:
+  ci-budget scan                                   # registered files by suite
+  ci-budget run --suite base-b-test-1-gpu-large --partition 0/2
+  ci-budget report --results 'results/*.json'      # budget report from one or more shards
+  ci-budget plan                                   # decide what a GitHub event runs
+
+exit status: 0 fine, 1 the checked condition failed, 2 usage or input error.
+Every command works on the repository it runs in (git top level or cwd) or on --root DIR.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ci-budget",
+        description="Time budgets for registered GPU test suites.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from ci_budget import __version__
+
+    parser.add_argument("--version", action="version", version=f"ci-budget {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"ci_budget.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ci_budget.cli.{name}":
+                continue  # subcommand not shipped in this build
+            raise
+        sub_parser = module.add_parser(sub)
+        sub_parser.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_module", None) is None:
+        parser.print_help()
+        return 2
+    from ci_budget.cli.common import CliError
+
+    try:
+        return int(args._module.run(args) or 0)
+    except CliError as exc:
+        print(f"ci-budget {args.command}: {exc}", file=sys.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

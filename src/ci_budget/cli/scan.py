@@ -1,0 +1,52 @@
+"""`ci-budget scan`: the registry, by suite or as JSON."""
+
+from __future__ import annotations
+
+from ci_budget.cli.common import add_common, add_subcommand
+
+
+def add_parser(sub):
+    p = add_subcommand(
+        sub,
+        "scan",
+        help="list registered test files and registry errors",
+        description="Statically scan test files for register_*_ci(...) calls. Errors are "
+        "path:line:col and all of them are reported; the exit status is 1 when there are any.",
+        example="ci-budget scan --suite base-b-test-1-gpu-large\n"
+        "ci-budget scan --format json > registry.json",
+    )
+    add_common(p)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--suite", action="append", default=[], help="only this suite (repeatable)")
+    p.add_argument("--stage", action="append", default=[], help="only this stage (repeatable)")
+    p.add_argument("--runner-config", action="append", default=[], help="only this runner config")
+    p.add_argument("--backend", action="append", default=[], help="only this backend (cuda, cpu, ...)")
+    return p
+
+
+def run(args) -> int:
+    import json
+    import sys
+
+    from ci_budget.cli.common import load
+    from ci_budget.registry import scan_tree, select
+    from ci_budget.render import registry_table
+
+    root, config = load(args)
+    scan = scan_tree(root, config)
+    regs = select(scan, args.suite, args.stage, args.runner_config, args.backend)
+    if args.format == "json":
+        payload = {
+            "registrations": [r.model_dump(mode="json") for r in regs],
+            "errors": [p.model_dump(mode="json") for p in scan.errors],
+            "warnings": [p.model_dump(mode="json") for p in scan.warnings],
+        }
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(registry_table(regs))
+        for problem in scan.errors:
+            print(f"error: {problem}", file=sys.stderr)
+        for problem in scan.warnings:
+            print(f"warning: {problem}", file=sys.stderr)
+    return 1 if scan.errors else 0

@@ -1,0 +1,212 @@
+"""Settings: zero config follows sglang's conventions; `[tool.ci-budget]` or `ci-budget.toml` overrides.
+
+Keys are written kebab-case in TOML (`runner-configs`); snake_case is accepted too.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True)
+
+
+class RunnerConfig(Section):
+    runs_on: list[str] = Field(default_factory=list)
+    gpus: int = Field(1, ge=0)
+    arch: str | None = None  # "sm90"
+
+
+def _runner(name: str, gpus: int, arch: str | None) -> RunnerConfig:
+    return RunnerConfig(runs_on=["self-hosted", name], gpus=gpus, arch=arch)
+
+
+DEFAULT_RUNNER_CONFIGS: dict[str, RunnerConfig] = {
+    "1-gpu-small": _runner("1-gpu-small", 1, "sm120"),
+    "1-gpu-large": _runner("1-gpu-large", 1, "sm90"),
+    "2-gpu-large": _runner("2-gpu-large", 2, "sm90"),
+    "4-gpu-h100": _runner("4-gpu-h100", 4, "sm90"),
+    "8-gpu-h200": _runner("8-gpu-h200", 8, "sm90"),
+    "8-gpu-h20": _runner("8-gpu-h20", 8, "sm90"),
+    "4-gpu-b200": _runner("4-gpu-b200", 4, "sm100"),
+    "8-gpu-b200": _runner("8-gpu-b200", 8, "sm100"),
+    "cpu": RunnerConfig(runs_on=["ubuntu-latest"], gpus=0, arch=None),
+}
+
+DEFAULT_REGISTER_FUNCTIONS: dict[str, str] = {
+    "register_cpu_ci": "cpu",
+    "register_cuda_ci": "cuda",
+    "register_amd_ci": "amd",
+    "register_npu_ci": "npu",
+    "register_xpu_ci": "xpu",
+    "register_musa_ci": "musa",
+    "register_mlx_ci": "mlx",
+}
+
+# GPU marketing names -> architecture. Matched case-insensitively as whole words.
+DEFAULT_GPU_ARCH: dict[str, str] = {
+    "H100": "sm90",
+    "H200": "sm90",
+    "H20": "sm90",
+    "H800": "sm90",
+    "GH200": "sm90",
+    "B200": "sm100",
+    "B300": "sm100",
+    "GB200": "sm100",
+    "GB300": "sm100",
+    "RTX 5090": "sm120",
+    "RTX PRO 6000": "sm120",
+    "A100": "sm80",
+    "A10G": "sm86",
+    "L4": "sm89",
+    "L40S": "sm89",
+    "MI300X": "gfx942",
+    "MI325X": "gfx942",
+    "MI355X": "gfx950",
+}
+
+
+class Thresholds(Section):
+    near: float = Field(0.8, gt=0)  # measured > near * est_time
+    over: float = Field(1.0, gt=0)  # measured > over * est_time
+    stale: float = Field(0.5, ge=0)  # measured < stale * est_time: budget far too generous
+    margin: float = Field(0.2, ge=0)  # suggestion = measured * (1 + margin), rounded up
+    round_to: int = Field(10, ge=1)  # suggestions are multiples of this many seconds
+
+
+class GithubSettings(Section):
+    gating_labels: dict[str, list[str]] = Field(
+        default_factory=lambda: {"run-ci": []}
+    )  # label -> stages it runs; [] = every stage of `backends`
+    backends: list[str] = Field(default_factory=lambda: ["cuda"])
+    allowed_permissions: list[str] = Field(default_factory=lambda: ["admin", "write"])
+    allow_users: list[str] = Field(default_factory=list)  # also allowed, whatever permission
+    deny_users: list[str] = Field(default_factory=list)  # never allowed
+    run_drafts: bool = False
+    rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
+    comment_login: str | None = None  # the identity that owns sticky comments, if known
+    max_specs: int = Field(20, ge=1)
+
+
+class PlannerSettings(Section):
+    algorithm: Literal["lpt", "best"] = "lpt"
+    safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
+    max_shards: int = Field(64, ge=1)
+
+
+class Config(Section):
+    test_globs: list[str] = Field(default_factory=lambda: ["test/registered/**/*.py"])
+    exclude: list[str] = Field(default_factory=lambda: ["conftest.py", "__init__.py"])
+    test_root: str = "test/registered"
+    register_functions: dict[str, str] = Field(
+        default_factory=lambda: dict(DEFAULT_REGISTER_FUNCTIONS)
+    )
+    runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
+    stage_timeouts: dict[str, float] = Field(default_factory=dict)  # minutes
+    default_stage_timeout: float = Field(60.0, gt=0)  # minutes
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    file_timeout: Literal["sglang"] | float = "sglang"
+    mode: Literal["pytest", "script"] = "pytest"
+    script_cwd: str = "test"
+    main_block: Literal["warning", "error", "ignore"] = "warning"
+    gpu_arch: dict[str, str] = Field(default_factory=dict)
+    github: GithubSettings = Field(default_factory=GithubSettings)
+    planner: PlannerSettings = Field(default_factory=PlannerSettings)
+
+    @field_validator("file_timeout")
+    @classmethod
+    def _positive_timeout(cls, v: str | float) -> str | float:
+        if not isinstance(v, str) and not v > 0:
+            raise ValueError("must be 'sglang' or a positive number of seconds")
+        return v
+
+    # Defaults are merged under user entries so users override or add, never lose the rest.
+    def runner(self, name: str | None) -> RunnerConfig | None:
+        if name is None:
+            return None
+        merged = {**DEFAULT_RUNNER_CONFIGS, **self.runner_configs}
+        return merged.get(name)
+
+    def all_runners(self) -> dict[str, RunnerConfig]:
+        return {**DEFAULT_RUNNER_CONFIGS, **self.runner_configs}
+
+    def gpu_arch_map(self) -> dict[str, str]:
+        return {**DEFAULT_GPU_ARCH, **self.gpu_arch}
+
+    def stage_timeout_s(self, stage: str | None) -> float:
+        minutes = self.stage_timeouts.get(stage or "", self.default_stage_timeout)
+        return minutes * 60.0
+
+    def timeout_for(self, est_time: float) -> float:
+        """Per-file timeout: sglang's rule max(1.5 x est, est + 1800), or a flat number."""
+        if self.file_timeout == "sglang":
+            return float(max(math.ceil(1.5 * est_time), est_time + 1800))
+        return float(self.file_timeout)
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message names file and key."""
+
+
+CONFIG_FILE = "ci-budget.toml"
+
+
+def _format_validation(source: str, prefix: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        where = f"{prefix}.{key}" if prefix else key
+        lines.append(f"{source}: {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def parse_config(data: dict, source: str, prefix: str = "") -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(source, prefix, exc)) from None
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_config(root: Path, path: Path | None = None) -> Config:
+    """Explicit `path`, else `ci-budget.toml` at `root`, else `[tool.ci-budget]` in pyproject."""
+    if path is not None:
+        data = _read_toml(path)
+        if path.name == "pyproject.toml":
+            return parse_config(
+                data.get("tool", {}).get("ci-budget", {}), str(path), "[tool.ci-budget]"
+            )
+        return parse_config(data, str(path))
+    candidate = root / CONFIG_FILE
+    if candidate.is_file():
+        return parse_config(_read_toml(candidate), str(candidate))
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        section = _read_toml(pyproject).get("tool", {}).get("ci-budget")
+        if section is not None:
+            return parse_config(section, str(pyproject), "[tool.ci-budget]")
+    return Config()

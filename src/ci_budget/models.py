@@ -1,0 +1,215 @@
+"""Data passed between modules. Models hold data only; rendering lives in `render`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+FileStatus = Literal["passed", "failed", "timeout", "crashed", "not-run"]
+BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "not-run"]
+
+
+class Data(BaseModel):
+    # Result files may come from a newer ci-budget: unknown keys are ignored, not fatal.
+    model_config = ConfigDict(extra="ignore")
+
+
+class Problem(Data):
+    """An error or warning tied to a place in a file."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.message}"
+
+
+class Registration(Data):
+    """One top-level `register_*_ci(...)` call."""
+
+    file: str  # repo-relative, forward slashes
+    line: int
+    col: int = 0
+    function: str
+    backend: str
+    est_time: float
+    suite: str  # effective suite
+    stage: str | None = None
+    runner_config: str | None = None
+    nightly: bool = False
+    disabled: str | None = None
+    in_process_group: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled is None
+
+
+class RegistryScan(Data):
+    registrations: list[Registration] = Field(default_factory=list)
+    errors: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)
+
+
+class TestTiming(Data):
+    nodeid: str
+    outcome: str = "passed"  # passed / failed / skipped / error / running
+    setup: float = 0.0
+    call: float = 0.0
+    teardown: float = 0.0
+    user_properties: dict[str, Any] = Field(default_factory=dict)
+    message: str | None = None
+
+    @property
+    def total(self) -> float:
+        return self.setup + self.call + self.teardown
+
+
+class ClassTiming(Data):
+    """A test class (`path::Class`) or, for module-level tests, the module (`path`)."""
+
+    name: str
+    class_setup: float = 0.0  # first test's setup: where setUpClass runs
+    tests: float = 0.0  # everything between
+    class_teardown: float = 0.0  # last test's teardown: where tearDownClass runs
+    total: float = 0.0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: int = 0
+    complete: bool = True  # False when a timeout/crash cut the class short
+    test_cases: list[TestTiming] = Field(default_factory=list)
+
+
+class FileResult(Data):
+    path: str
+    suite: str | None = None
+    est_time: float | None = None
+    elapsed: float = 0.0
+    exit_code: int | None = None
+    status: FileStatus = "not-run"
+    timeout: float | None = None  # the limit the runner applied
+    classes: list[ClassTiming] = Field(default_factory=list)
+    unattributed: float = 0.0  # wall - sum(classes): interpreter start, imports, collection
+    in_flight: str | None = None  # test running when a timeout or crash hit
+    message: str | None = None
+    selection: list[str] = Field(default_factory=list)  # ::Class / ::Class::test narrowing
+
+
+class GpuInfo(Data):
+    name: str
+    compute_capability: str | None = None  # "9.0"
+    arch: str | None = None  # "sm90"
+    count: int = 1
+    source: str = "nvidia-smi"
+
+
+class RunMeta(Data):
+    suites: list[str] = Field(default_factory=list)
+    specs: list[str] = Field(default_factory=list)
+    partition: str | None = None  # "i/n", 0-based i
+    runner_config: str | None = None
+    configured_arch: str | None = None
+    commit: str | None = None
+    runner_labels: list[str] = Field(default_factory=list)
+    host: str | None = None
+    gpu: GpuInfo | None = None
+    mode: str = "pytest"
+    python: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    tool_version: str | None = None
+
+
+class RunResults(Data):
+    schema_version: int = SCHEMA_VERSION
+    meta: RunMeta = Field(default_factory=RunMeta)
+    files: list[FileResult] = Field(default_factory=list)
+
+
+class BudgetLine(Data):
+    file: str
+    suite: str
+    line: int = 0  # registration line, for annotations
+    est_time: float
+    measured: float | None = None
+    ratio: float | None = None
+    headroom: float | None = None  # est_time - measured
+    status: BudgetStatus = "not-run"
+    suggestion: int | None = None
+    file_status: FileStatus = "not-run"
+    in_flight: str | None = None
+    classes: list[ClassTiming] = Field(default_factory=list)
+    unattributed: float = 0.0
+    gpus: int = 0
+    gpu_seconds: float = 0.0
+    message: str | None = None
+
+
+class SuiteTotal(Data):
+    suite: str
+    files: int = 0
+    est_total: float = 0.0
+    measured_total: float = 0.0
+    over: int = 0
+    near: int = 0
+    timeouts: int = 0
+    failed: int = 0
+    gpu_seconds: float = 0.0
+
+
+class ArchCell(Data):
+    raw: str = ""
+    values: list[float] = Field(default_factory=list)
+    na: bool = False  # n/a, -, or empty
+
+
+class ArchRow(Data):
+    file: str
+    line: int  # line of the row in the file
+    table_line: int = 0  # first line of the table's header
+    group: str | None = None  # fix id, carried down from the group's first row
+    case: str
+    reverted: dict[str, ArchCell] = Field(default_factory=dict)  # arch -> cell
+    fixed: ArchCell | None = None
+    ci_arch: str | None = None
+    flags: list[str] = Field(default_factory=list)
+    measured: dict[str, float] = Field(default_factory=dict)  # user_properties from this run
+
+
+class MatrixRow(Data):
+    name: str
+    runner_config: str
+    runs_on: list[str]
+    suite: str | None = None
+    specs: list[str] = Field(default_factory=list)
+    partition: str | None = None  # "i/n"
+
+
+class Plan(Data):
+    should_run: bool = False
+    reason: str = ""
+    trigger: str = "none"  # rerun-test / run-ci / pull-request / dispatch / none
+    matrix: list[MatrixRow] = Field(default_factory=list)
+    head_sha: str | None = None
+    pr_number: int | None = None
+    reply: str | None = None  # text for the PR, when the trigger wants an answer
+    reaction: str | None = None  # "eyes" / "confused"
+
+
+class Report(Data):
+    kind: str = "run"  # sticky-comment kind
+    title: str = "ci-budget"
+    meta: list[RunMeta] = Field(default_factory=list)
+    lines: list[BudgetLine] = Field(default_factory=list)
+    suites: list[SuiteTotal] = Field(default_factory=list)
+    arch_rows: list[ArchRow] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)

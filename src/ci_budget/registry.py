@@ -1,0 +1,326 @@
+"""Static scan of `register_*_ci(...)` calls, compatible with sglang's `ci_register.py`.
+
+Only top-level expression statements calling a bare configured name count. Stricter than sglang
+where sglang is silently wrong (a non-literal `nightly=`/`disabled=` is an error here, not
+"enabled"), and every problem is reported with `path:line:col`, all in one pass.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections.abc import Iterable
+from pathlib import Path
+
+from ci_budget.config import Config
+from ci_budget.models import Problem, Registration, RegistryScan
+
+POSITIONAL = ("est_time", "suite", "nightly", "disabled")
+KEYWORD_ONLY = ("stage", "runner_config", "in_process_group")
+ALL_PARAMS = POSITIONAL + KEYWORD_ONLY
+STRING_PARAMS = ("suite", "stage", "runner_config", "disabled", "in_process_group")
+_MISSING = object()
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+def _literal(node: ast.expr) -> object:
+    """A literal constant, including a signed number (`-5` parses as a unary op)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) in (int, float)
+    ):
+        value = node.operand.value
+        return -value if isinstance(node.op, ast.USub) else value
+    raise _NotLiteral
+
+
+def _describe(node: ast.expr) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse handles every parsed node
+        return type(node).__name__
+
+
+class _FileScan:
+    def __init__(self, rel: str, config: Config):
+        self.rel = rel
+        self.config = config
+        self.names = config.register_functions
+        self.registrations: list[Registration] = []
+        self.errors: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def error(self, node: ast.AST, message: str) -> None:
+        self.errors.append(
+            Problem(file=self.rel, line=node.lineno, col=node.col_offset + 1, message=message)
+        )
+
+    def warn(self, node: ast.AST | None, message: str) -> None:
+        line, col = (node.lineno, node.col_offset + 1) if node is not None else (1, 1)
+        self.warnings.append(Problem(file=self.rel, line=line, col=col, message=message))
+
+    def call(self, call: ast.Call, func: str) -> None:
+        values: dict[str, object] = {}
+        nodes: dict[str, ast.expr] = {}
+        ok = True
+        for node in call.args:
+            if isinstance(node, ast.Starred):
+                self.error(node, f"{func}(): *args are not supported")
+                return
+        for kw in call.keywords:
+            if kw.arg is None:
+                self.error(kw.value, f"{func}(): **kwargs are not supported")
+                return
+        if len(call.args) > len(POSITIONAL):
+            self.error(
+                call.args[len(POSITIONAL)],
+                f"{func}(): too many positional arguments ({len(call.args)}; at most "
+                f"{len(POSITIONAL)}: {', '.join(POSITIONAL)}; "
+                f"{', '.join(KEYWORD_ONLY)} are keyword-only)",
+            )
+            ok = False
+        for name, node in zip(POSITIONAL, call.args):
+            nodes[name] = node
+        for kw in call.keywords:
+            if kw.arg not in ALL_PARAMS:
+                self.error(kw, f"{func}(): unknown argument '{kw.arg}'")
+                ok = False
+                continue
+            if kw.arg in nodes:
+                self.error(kw, f"{func}(): argument '{kw.arg}' given twice")
+                ok = False
+                continue
+            nodes[kw.arg] = kw.value
+        for name, node in nodes.items():
+            try:
+                values[name] = _literal(node)
+            except _NotLiteral:
+                self.error(
+                    node,
+                    f"{func}(): {name} must be a literal, not `{_describe(node)}` "
+                    "(registrations are read statically)",
+                )
+                ok = False
+        ok = self._check_types(call, func, values, nodes) and ok
+        if not ok:
+            return
+        stage = values.get("stage")
+        runner_config = values.get("runner_config")
+        suite = f"{stage}-test-{runner_config}" if stage is not None else values["suite"]
+        est = values["est_time"]
+        self.registrations.append(
+            Registration(
+                file=self.rel,
+                line=call.lineno,
+                col=call.col_offset + 1,
+                function=func,
+                backend=self.names[func],
+                est_time=float(est),
+                suite=suite,
+                stage=stage,
+                runner_config=runner_config,
+                nightly=values.get("nightly", False),
+                disabled=values.get("disabled"),
+                in_process_group=values.get("in_process_group"),
+            )
+        )
+        if runner_config is not None and self.config.runner(runner_config) is None:
+            self.warn(
+                nodes["runner_config"],
+                f"{func}(): runner_config '{runner_config}' is not a configured runner "
+                "config (add it under [tool.ci-budget.runner-configs])",
+            )
+
+    def _check_types(self, call, func, values, nodes) -> bool:
+        ok = True
+        if "est_time" not in nodes:
+            self.error(call, f"{func}(): est_time is required")
+            ok = False
+        elif "est_time" in values:
+            est = values["est_time"]
+            if isinstance(est, bool) or not isinstance(est, (int, float)):
+                self.error(
+                    nodes["est_time"],
+                    f"{func}(): est_time must be a number of seconds, not {est!r}",
+                )
+                ok = False
+            elif not est > 0:
+                self.error(nodes["est_time"], f"{func}(): est_time must be positive, not {est!r}")
+                ok = False
+        for name in STRING_PARAMS:
+            if name in values and not isinstance(values[name], str):
+                self.error(nodes[name], f"{func}(): {name} must be a string, not {values[name]!r}")
+                ok = False
+        if "nightly" in values and not isinstance(values["nightly"], bool):
+            self.error(
+                nodes["nightly"], f"{func}(): nightly must be True or False, not {values['nightly']!r}"
+            )
+            ok = False
+        has_stage, has_runner, has_suite = ("stage" in nodes, "runner_config" in nodes, "suite" in nodes)
+        if not ((has_stage and has_runner and not has_suite) or (not has_stage and not has_runner and has_suite)):
+            given = [n for n, present in (("stage", has_stage), ("runner_config", has_runner), ("suite", has_suite)) if present]
+            self.error(
+                call,
+                f"{func}(): give exactly one of (stage= and runner_config=) or suite; "
+                f"got {', '.join(given) if given else 'none of them'}",
+            )
+            ok = False
+        return ok
+
+    def module(self, tree: ast.Module) -> None:
+        top_level_calls: set[int] = set()
+        has_main = False
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                func = stmt.value.func
+                if isinstance(func, ast.Name) and func.id in self.names:
+                    top_level_calls.add(id(stmt.value))
+                    self.call(stmt.value, func.id)
+            elif isinstance(stmt, ast.If) and _is_main_block_with_call(stmt):
+                has_main = True
+        # Calls that look like registrations but are not: sglang ignores them silently.
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or id(node) in top_level_calls:
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in self.names:
+                self.warn(
+                    node,
+                    f"{func.id}() is not at module top level as a statement on its own; "
+                    "it is not a registration",
+                )
+            elif isinstance(func, ast.Attribute) and func.attr in self.names:
+                self.warn(
+                    node,
+                    f"{_describe(func)}() is an attribute call; only a bare "
+                    f"{func.attr}() call is a registration",
+                )
+        mine = self.registrations
+        if not mine and not self.errors:
+            self.warn(None, "no registration found (add a top-level register_*_ci(...) call)")
+        if any(r.enabled for r in mine) and not has_main and self.config.main_block != "ignore":
+            problem = (
+                'no `if __name__ == "__main__":` block that calls something; '
+                "`python3 FILE` would run no test"
+            )
+            target = self.errors if self.config.main_block == "error" else self.warnings
+            target.append(Problem(file=self.rel, line=mine[0].line, col=mine[0].col, message=problem))
+
+
+def _is_main_block_with_call(stmt: ast.If) -> bool:
+    test = stmt.test
+    if not (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    ):
+        return False
+    return any(isinstance(n, ast.Call) for body in stmt.body for n in ast.walk(body))
+
+
+def mentions_registration(data: bytes, config: Config) -> bool:
+    """Cheap pre-filter: a file that never names a configured function cannot register."""
+    return any(name.encode() in data for name in config.register_functions)
+
+
+def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
+    """Scan one file's source. Pure: no file system access."""
+    raw = data.encode() if isinstance(data, str) else data
+    scan = _FileScan(rel, config)
+    if not mentions_registration(raw, config):
+        scan.warn(None, "no registration found (add a top-level register_*_ci(...) call)")
+        return RegistryScan(warnings=scan.warnings)
+    try:
+        tree = ast.parse(raw, filename=rel)
+    except SyntaxError as exc:
+        return RegistryScan(
+            errors=[
+                Problem(
+                    file=rel,
+                    line=exc.lineno or 1,
+                    col=exc.offset or 1,
+                    message=f"cannot parse: {exc.msg}",
+                )
+            ]
+        )
+    except ValueError as exc:  # null bytes, bad encoding declarations
+        return RegistryScan(errors=[Problem(file=rel, line=1, col=1, message=f"cannot parse: {exc}")])
+    scan.module(tree)
+    return RegistryScan(
+        registrations=scan.registrations, errors=scan.errors, warnings=scan.warnings
+    )
+
+
+def _excluded(rel: str, config: Config) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
+
+
+def discover(root: Path, config: Config) -> list[str]:
+    """Repo-relative paths of test files, sorted, duplicates removed."""
+    found: set[str] = set()
+    for pattern in config.test_globs:
+        for path in root.glob(pattern):
+            if path.is_file():
+                rel = path.relative_to(root).as_posix()
+                if not _excluded(rel, config):
+                    found.add(rel)
+    return sorted(found)
+
+
+def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
+    out = RegistryScan()
+    for s in scans:
+        out.registrations.extend(s.registrations)
+        out.errors.extend(s.errors)
+        out.warnings.extend(s.warnings)
+    return out
+
+
+def scan_files(root: Path, rels: Iterable[str], config: Config) -> RegistryScan:
+    scans = []
+    for rel in rels:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError as exc:
+            scans.append(
+                RegistryScan(errors=[Problem(file=rel, line=0, col=0, message=f"cannot read: {exc.strerror}")])
+            )
+            continue
+        scans.append(scan_source(data, rel, config))
+    return merge(scans)
+
+
+def scan_tree(root: Path, config: Config) -> RegistryScan:
+    return scan_files(root, discover(root, config), config)
+
+
+def select(
+    scan: RegistryScan,
+    suites: Iterable[str] = (),
+    stages: Iterable[str] = (),
+    runner_configs: Iterable[str] = (),
+    backends: Iterable[str] = (),
+) -> list[Registration]:
+    """Registrations matching every given filter (an empty filter matches all)."""
+    suites, stages, runners, backends = set(suites), set(stages), set(runner_configs), set(backends)
+    return [
+        r
+        for r in scan.registrations
+        if (not suites or r.suite in suites)
+        and (not stages or r.stage in stages)
+        and (not runners or r.runner_config in runners)
+        and (not backends or r.backend in backends)
+    ]
