@@ -56,7 +56,7 @@ def append_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
     room = SUMMARY_LIMIT - used
     data = markdown.encode("utf-8")
     if len(data) > room:
-        note = "\n\n_(step summary cut at GitHub's 1 MiB limit; the full report is in the artifact)_\n".encode()
+        note = b"\n\n_(step summary cut at GitHub's 1 MiB limit; the full report is in the artifact)_\n"
         keep = max(0, room - len(note))
         data = data[:keep].decode("utf-8", errors="ignore").encode("utf-8") + note
         if len(data) > room:

@@ -86,7 +86,7 @@ class _FileScan:
                 f"{', '.join(KEYWORD_ONLY)} are keyword-only)",
             )
             ok = False
-        for name, node in zip(POSITIONAL, call.args):
+        for name, node in zip(POSITIONAL, call.args, strict=False):
             nodes[name] = node
         for kw in call.keywords:
             if kw.arg not in ALL_PARAMS:
@@ -160,12 +160,28 @@ class _FileScan:
                 ok = False
         if "nightly" in values and not isinstance(values["nightly"], bool):
             self.error(
-                nodes["nightly"], f"{func}(): nightly must be True or False, not {values['nightly']!r}"
+                nodes["nightly"],
+                f"{func}(): nightly must be True or False, not {values['nightly']!r}",
             )
             ok = False
-        has_stage, has_runner, has_suite = ("stage" in nodes, "runner_config" in nodes, "suite" in nodes)
-        if not ((has_stage and has_runner and not has_suite) or (not has_stage and not has_runner and has_suite)):
-            given = [n for n, present in (("stage", has_stage), ("runner_config", has_runner), ("suite", has_suite)) if present]
+        has_stage, has_runner, has_suite = (
+            "stage" in nodes,
+            "runner_config" in nodes,
+            "suite" in nodes,
+        )
+        if not (
+            (has_stage and has_runner and not has_suite)
+            or (not has_stage and not has_runner and has_suite)
+        ):
+            given = [
+                n
+                for n, present in (
+                    ("stage", has_stage),
+                    ("runner_config", has_runner),
+                    ("suite", has_suite),
+                )
+                if present
+            ]
             self.error(
                 call,
                 f"{func}(): give exactly one of (stage= and runner_config=) or suite; "
@@ -186,9 +202,11 @@ class _FileScan:
             elif isinstance(stmt, ast.If) and _is_main_block_with_call(stmt):
                 has_main = True
         # Calls that look like registrations but are not: sglang ignores them silently.
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call) or id(node) in top_level_calls:
-                continue
+        stray = sorted(
+            (n for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) not in top_level_calls),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        for node in stray:
             func = node.func
             if isinstance(func, ast.Name) and func.id in self.names:
                 self.warn(
@@ -211,7 +229,9 @@ class _FileScan:
                 "`python3 FILE` would run no test"
             )
             target = self.errors if self.config.main_block == "error" else self.warnings
-            target.append(Problem(file=self.rel, line=mine[0].line, col=mine[0].col, message=problem))
+            target.append(
+                Problem(file=self.rel, line=mine[0].line, col=mine[0].col, message=problem)
+            )
 
 
 def _is_main_block_with_call(stmt: ast.If) -> bool:
@@ -256,7 +276,9 @@ def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
             ]
         )
     except ValueError as exc:  # null bytes, bad encoding declarations
-        return RegistryScan(errors=[Problem(file=rel, line=1, col=1, message=f"cannot parse: {exc}")])
+        return RegistryScan(
+            errors=[Problem(file=rel, line=1, col=1, message=f"cannot parse: {exc}")]
+        )
     scan.module(tree)
     return RegistryScan(
         registrations=scan.registrations, errors=scan.errors, warnings=scan.warnings
@@ -296,7 +318,11 @@ def scan_files(root: Path, rels: Iterable[str], config: Config) -> RegistryScan:
             data = (root / rel).read_bytes()
         except OSError as exc:
             scans.append(
-                RegistryScan(errors=[Problem(file=rel, line=0, col=0, message=f"cannot read: {exc.strerror}")])
+                RegistryScan(
+                    errors=[
+                        Problem(file=rel, line=0, col=0, message=f"cannot read: {exc.strerror}")
+                    ]
+                )
             )
             continue
         scans.append(scan_source(data, rel, config))

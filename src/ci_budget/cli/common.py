@@ -30,8 +30,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--root", type=Path, default=None, help="repository root (default: git top level or cwd)"
     )
     parser.add_argument(
-        "--config", type=Path, default=None, help="config file (default: ci-budget.toml or "
-        "[tool.ci-budget] in pyproject.toml at the root)"
+        "--config",
+        type=Path,
+        default=None,
+        help="config file (default: ci-budget.toml or "
+        "[tool.ci-budget] in pyproject.toml at the root)",
     )
 
 

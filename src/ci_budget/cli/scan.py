@@ -20,7 +20,9 @@ def add_parser(sub):
     p.add_argument("--suite", action="append", default=[], help="only this suite (repeatable)")
     p.add_argument("--stage", action="append", default=[], help="only this stage (repeatable)")
     p.add_argument("--runner-config", action="append", default=[], help="only this runner config")
-    p.add_argument("--backend", action="append", default=[], help="only this backend (cuda, cpu, ...)")
+    p.add_argument(
+        "--backend", action="append", default=[], help="only this backend (cuda, cpu, ...)"
+    )
     return p
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from ci_budget.cli import main
+
+sys.exit(main())
