@@ -108,6 +108,9 @@ class _FileScan:
                     "(registrations are read statically)",
                 )
                 ok = False
+        # An explicit None means "not given", as in the function signature's defaults.
+        for name in [n for n, v in values.items() if v is None and n != "est_time"]:
+            del values[name], nodes[name]
         ok = self._check_types(call, func, values, nodes) and ok
         if not ok:
             return

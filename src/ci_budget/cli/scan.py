@@ -32,7 +32,6 @@ def run(args) -> int:
 
     from ci_budget.cli.common import load
     from ci_budget.registry import scan_tree, select
-    from ci_budget.render import registry_table
 
     root, config = load(args)
     scan = scan_tree(root, config)
@@ -46,6 +45,8 @@ def run(args) -> int:
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
+        from ci_budget.render import registry_table
+
         sys.stdout.write(registry_table(regs))
         for problem in scan.errors:
             print(f"error: {problem}", file=sys.stderr)

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import pytest
+
+from ci_budget.config import ConfigError, load_config
+
+
+def test_zero_config_follows_sglang_conventions(tmp_path):
+    config = load_config(tmp_path)
+    assert config.test_globs == ["test/registered/**/*.py"]
+    large = config.runner("1-gpu-large")
+    assert large.runs_on == ["self-hosted", "1-gpu-large"] and large.gpus == 1
+    assert large.arch == "sm90"
+    assert config.runner("1-gpu-small").arch == "sm120"
+    assert config.runner("4-gpu-b200").arch == "sm100" and config.runner("4-gpu-b200").gpus == 4
+    assert config.runner("8-gpu-h200").arch == "sm90"
+    assert config.thresholds.near == 0.8 and config.thresholds.stale == 0.5
+    assert config.mode == "pytest"
+
+
+def test_sglang_file_timeout_rule_and_flat_override(tmp_path):
+    config = load_config(tmp_path)
+    assert config.timeout_for(790) == 790 + 1800
+    assert config.timeout_for(4000) == 6000
+    (tmp_path / "ci-budget.toml").write_text("file-timeout = 120\n")
+    assert load_config(tmp_path).timeout_for(790) == 120
+
+
+def test_pyproject_section_overrides_and_adds_runner_configs(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\n\n"
+        "[tool.ci-budget]\nmode = 'script'\n"
+        "[tool.ci-budget.runner-configs.1-gpu-large]\nruns-on = ['self-hosted', 'h100']\n"
+        "arch = 'sm90'\n"
+        "[tool.ci-budget.runner-configs.2-gpu-mi300]\nruns-on = ['mi300']\ngpus = 2\n"
+        "arch = 'gfx942'\n"
+        "[tool.ci-budget.stage-timeouts]\nbase-b = 45\n"
+    )
+    config = load_config(tmp_path)
+    assert config.mode == "script"
+    assert config.runner("1-gpu-large").runs_on == ["self-hosted", "h100"]
+    assert config.runner("2-gpu-mi300").gpus == 2
+    assert config.runner("8-gpu-h200") is not None  # defaults kept beside user entries
+    assert config.stage_timeout_s("base-b") == 45 * 60
+    assert config.stage_timeout_s("other") == 60 * 60
+
+
+def test_ci_budget_toml_wins_over_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ci-budget]\nmode = 'script'\n")
+    (tmp_path / "ci-budget.toml").write_text("mode = 'pytest'\n")
+    assert load_config(tmp_path).mode == "pytest"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[thresholds]\nnear = 'high'\n", "ci-budget.toml: thresholds.near:"),
+        ("unknown-key = 1\n", "ci-budget.toml: unknown-key: Extra inputs are not permitted"),
+        ("file-timeout = -3\n", "ci-budget.toml: file-timeout"),
+        ("[runner-configs.x]\ngpus = -1\n", "ci-budget.toml: runner-configs.x.gpus:"),
+        ("mode = [\n", "ci-budget.toml: invalid TOML"),
+    ],
+)
+def test_errors_name_file_and_key(tmp_path, text, expected):
+    (tmp_path / "ci-budget.toml").write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    assert expected in str(exc.value)
+
+
+def test_pyproject_errors_are_prefixed_with_the_section(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ci-budget]\nmode = 'docker'\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    assert "pyproject.toml: [tool.ci-budget].mode:" in str(exc.value)
+
+
+def test_explicit_config_path(tmp_path):
+    path = tmp_path / "elsewhere.toml"
+    path.write_text("test-globs = ['tests/**/*.py']\n")
+    assert load_config(tmp_path, path).test_globs == ["tests/**/*.py"]
