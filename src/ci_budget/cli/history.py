@@ -1,0 +1,121 @@
+"""`ci-budget history`: keep measured times across runs (add results files, show statistics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci_budget.cli.common import add_subcommand
+
+DEFAULT_STORE = "ci-budget-history.json"  # same as ci_budget.history.DEFAULT_STORE
+
+
+def add_parser(sub):
+    p = add_subcommand(
+        sub,
+        "history",
+        help="keep per-file measured times across runs",
+        description="Add run results to a history store and show per (file, suite) statistics "
+        "(nearest-rank p50/p90/max over passing runs; timeouts counted and shown as a lower "
+        "bound). Adding the same results file twice adds nothing.",
+        example="ci-budget history add results/*.json --store ci-budget-history.json\n"
+        "ci-budget history show --store ci-budget-history.json --suite base-b-test-1-gpu-large",
+    )
+    actions = p.add_subparsers(dest="history_action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="add results files (RunResults JSON) to the store")
+    add.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    add.add_argument("--store", type=Path, default=Path(DEFAULT_STORE))
+    add.add_argument(
+        "--max-samples",
+        type=int,
+        default=None,
+        help="samples kept per (file, suite), newest first (default: the store's, else 50)",
+    )
+    show = actions.add_parser("show", help="per (file, suite) statistics")
+    show.add_argument("file", nargs="?", type=Path, default=None, metavar="FILE")
+    show.add_argument("--store", type=Path, default=None)
+    show.add_argument("--format", choices=["table", "json"], default="table")
+    show.add_argument("--suite", action="append", default=[], help="only this suite")
+    return p
+
+
+def run(args) -> int:
+    if args.history_action == "add":
+        return _add(args)
+    return _show(args)
+
+
+def _add(args) -> int:
+    import sys
+
+    from ci_budget.cli.common import CliError
+    from ci_budget.history import HistoryError, load_history, load_results, save_history
+
+    if args.max_samples is not None and args.max_samples < 1:
+        raise CliError(f"--max-samples must be at least 1, not {args.max_samples}")
+    try:
+        history = load_history(args.store, args.max_samples)
+    except HistoryError as exc:
+        raise CliError(str(exc)) from None
+    bad = []
+    added = 0
+    for path in args.results:
+        try:
+            results = load_results(path)
+        except HistoryError as exc:
+            bad.append(str(exc))
+            continue
+        count = history.add_results(results)
+        added += count
+        print(f"{path}: {count} new sample(s)")
+    # Good files are kept even when others are bad: measured data is never dropped.
+    save_history(args.store, history)
+    print(f"{args.store}: {added} sample(s) added, {len(history.keys())} (file, suite) series")
+    for message in bad:
+        print(f"error: {message}", file=sys.stderr)
+    return 2 if bad else 0
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _show(args) -> int:
+    import json
+    import sys
+
+    from ci_budget.cli.common import CliError
+    from ci_budget.history import HistoryError, load_history
+
+    if args.file is not None and args.store is not None and args.file != args.store:
+        raise CliError("give the store either as FILE or as --store, not both")
+    path = args.file or args.store or Path(DEFAULT_STORE)
+    try:
+        history = load_history(path, missing_ok=False)
+    except HistoryError as exc:
+        raise CliError(str(exc)) from None
+    stats = [s for s in history.all_stats() if not args.suite or s.suite in args.suite]
+    if args.format == "json":
+        json.dump([s.model_dump(mode="json") for s in stats], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")
+    rows = [
+        (
+            s.file,
+            s.suite or "(no suite)",
+            str(s.runs),
+            str(s.n),
+            _fmt(s.p50),
+            _fmt(s.p90),
+            _fmt(s.max),
+            f"{s.timeouts} (>= {s.timeout_lower_bound:.0f} s)" if s.timeouts else "0",
+            str(s.failed),
+        )
+        for s in stats
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    if not rows:
+        print("(no samples)")
+    return 0

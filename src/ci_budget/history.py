@@ -1,0 +1,243 @@
+"""Timing history: per (file, suite) samples taken from `RunResults` files, and statistics.
+
+The store is one JSON file. Every results file is one run; its identity is a hash of its
+content, so adding the same file twice adds nothing. Each (file, suite) keeps its newest
+`max_samples` samples (ordered by the run's date, then by when they were added).
+
+Percentiles are nearest-rank: p90 of n values is the ceil(0.9 n)-th smallest, always a value
+that was measured. Only passing runs count toward p50/p90/max (and so toward suggestions and
+planner weights); timeouts are kept and reported: their count, and their longest elapsed as a
+lower bound of the real time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ci_budget.models import RunResults
+
+STORE_VERSION = 1
+DEFAULT_STORE = "ci-budget-history.json"
+DEFAULT_MAX_SAMPLES = 50
+NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
+
+
+class HistoryError(Exception):
+    """A store or results file that cannot be used; the message names the file."""
+
+
+class Sample(BaseModel):
+    run: str  # run identity: content hash of the results file
+    elapsed: float
+    status: str
+    est_time: float | None = None
+    commit: str | None = None
+    host: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    partition: str | None = None
+    date: datetime | None = None
+    seq: int = 0  # order added to the store: breaks date ties, orders undated runs
+
+
+class Series(BaseModel):
+    file: str
+    suite: str
+    samples: list[Sample] = Field(default_factory=list)
+
+
+class Stats(BaseModel):
+    file: str
+    suite: str
+    runs: int = 0  # every kept sample
+    n: int = 0  # passing samples: the ones p50/p90/max are taken over
+    p50: float | None = None
+    p90: float | None = None
+    max: float | None = None
+    timeouts: int = 0
+    timeout_lower_bound: float | None = None  # the real time is at least this
+    failed: int = 0  # failed or crashed
+    last_date: datetime | None = None
+    last_commit: str | None = None
+
+
+class StoreFile(BaseModel):
+    schema_version: int = STORE_VERSION
+    max_samples: int = DEFAULT_MAX_SAMPLES
+    next_seq: int = 0
+    series: list[Series] = Field(default_factory=list)
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile (0 < p <= 100); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def run_identity(results: RunResults) -> str:
+    canonical = json.dumps(results.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _date_key(sample: Sample) -> tuple:
+    # Undated samples sort before dated ones: they are dropped first when trimming.
+    stamp = sample.date.timestamp() if sample.date is not None else float("-inf")
+    return (stamp, sample.seq)
+
+
+class History:
+    """The store in memory, indexed by (file, suite)."""
+
+    def __init__(self, max_samples: int = DEFAULT_MAX_SAMPLES):
+        if max_samples < 1:
+            raise ValueError(f"max samples must be at least 1, not {max_samples}")
+        self.max_samples = max_samples
+        self.next_seq = 0
+        self._series: dict[tuple[str, str], list[Sample]] = {}
+
+    @classmethod
+    def from_store(cls, store: StoreFile) -> History:
+        history = cls(store.max_samples)
+        history.next_seq = store.next_seq
+        for series in store.series:
+            history._series.setdefault((series.file, series.suite), []).extend(series.samples)
+        return history
+
+    def to_store(self) -> StoreFile:
+        return StoreFile(
+            max_samples=self.max_samples,
+            next_seq=self.next_seq,
+            series=[
+                Series(file=file, suite=suite, samples=samples)
+                for (file, suite), samples in sorted(self._series.items())
+            ],
+        )
+
+    def keys(self) -> list[tuple[str, str]]:
+        return sorted(self._series)
+
+    def samples(self, file: str, suite: str) -> list[Sample]:
+        return list(self._series.get((file, suite), []))
+
+    def add_results(self, results: RunResults) -> int:
+        """Add one run's measured files; returns how many samples were new."""
+        run = run_identity(results)
+        meta = results.meta
+        date = meta.finished_at or meta.started_at
+        default_suite = meta.suites[0] if len(meta.suites) == 1 else NO_SUITE
+        added = 0
+        for fr in results.files:
+            if fr.status == "not-run":
+                continue  # nothing was measured
+            key = (fr.path, fr.suite or default_suite)
+            series = self._series.setdefault(key, [])
+            if any(s.run == run for s in series):
+                continue
+            series.append(
+                Sample(
+                    run=run,
+                    elapsed=fr.elapsed,
+                    status=fr.status,
+                    est_time=fr.est_time,
+                    commit=meta.commit,
+                    host=meta.host,
+                    labels=list(meta.runner_labels),
+                    partition=meta.partition,
+                    date=date,
+                    seq=self.next_seq,
+                )
+            )
+            self.next_seq += 1
+            series.sort(key=_date_key)
+            del series[: max(0, len(series) - self.max_samples)]
+            added += 1
+        return added
+
+    def stats(self, file: str, suite: str) -> Stats:
+        samples = self._series.get((file, suite), [])
+        passed = [s.elapsed for s in samples if s.status == "passed"]
+        timeouts = [s.elapsed for s in samples if s.status == "timeout"]
+        last = samples[-1] if samples else None
+        return Stats(
+            file=file,
+            suite=suite,
+            runs=len(samples),
+            n=len(passed),
+            p50=percentile(passed, 50),
+            p90=percentile(passed, 90),
+            max=max(passed) if passed else None,
+            timeouts=len(timeouts),
+            timeout_lower_bound=max(timeouts) if timeouts else None,
+            failed=sum(1 for s in samples if s.status in ("failed", "crashed")),
+            last_date=last.date if last else None,
+            last_commit=last.commit if last else None,
+        )
+
+    def all_stats(self) -> list[Stats]:
+        return [self.stats(file, suite) for file, suite in self.keys()]
+
+
+def load_history(path: Path, max_samples: int | None = None, missing_ok: bool = True) -> History:
+    """Read a store; a missing file is an empty store when `missing_ok`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if not missing_ok:
+            raise HistoryError(f"{path}: no such history store") from None
+        return History(max_samples or DEFAULT_MAX_SAMPLES)
+    except OSError as exc:
+        raise HistoryError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        store = StoreFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise HistoryError(f"{path}: not a ci-budget history store: {_first_error(exc)}") from None
+    if store.schema_version > STORE_VERSION:
+        raise HistoryError(
+            f"{path}: schema_version {store.schema_version} is newer than this ci-budget "
+            f"understands ({STORE_VERSION})"
+        )
+    history = History.from_store(store)
+    if max_samples is not None:
+        history.max_samples = max_samples
+    return history
+
+
+def save_history(path: Path, history: History) -> None:
+    """Write atomically: a crash mid-write never leaves a truncated store behind."""
+    data = history.to_store().model_dump_json(indent=1, exclude_defaults=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_results(path: Path) -> RunResults:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HistoryError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return RunResults.model_validate_json(text)
+    except ValidationError as exc:
+        raise HistoryError(f"{path}: not a results file: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    return f"{where}: {err['msg']}"
