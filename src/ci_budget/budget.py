@@ -1,0 +1,239 @@
+"""Measured time vs `est_time`: one `BudgetLine` per (file, suite), suite totals, a `Report`.
+
+Pure: takes registrations and run results, returns data. Rendering lives in `render`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ci_budget.config import Config
+from ci_budget.models import (
+    BudgetLine,
+    FileResult,
+    Problem,
+    Registration,
+    RegistryScan,
+    Report,
+    RunMeta,
+    RunResults,
+    SuiteTotal,
+)
+
+# Worst first; also the order of the report's tables.
+STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "not-run")
+_RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
+SUGGEST_FOR = ("over", "near", "timeout", "stale")
+UNREGISTERED = "(unregistered)"
+
+
+def budget_status(file_status: str, ratio: float | None, config: Config) -> str:
+    t = config.thresholds
+    if file_status == "timeout":
+        return "timeout"
+    if file_status in ("failed", "crashed"):
+        return "failed"
+    if file_status == "not-run" or ratio is None:
+        return "not-run"
+    if ratio > t.over:
+        return "over"
+    if ratio > t.near:
+        return "near"
+    if ratio < t.stale:
+        return "stale"
+    return "ok"
+
+
+def suggest(seconds: float, config: Config) -> int:
+    """seconds x (1 + margin), rounded up to a multiple of `round_to`."""
+    t = config.thresholds
+    steps = seconds * (1 + t.margin) / t.round_to
+    # round() first so 100 * 1.2 = 120.00000000000001 stays 120, not 130.
+    return int(math.ceil(round(steps, 6))) * t.round_to
+
+
+def pick(old: FileResult, new: FileResult) -> FileResult:
+    """Two results for the same (file, suite), e.g. a retried shard: a run beats a not-run,
+    otherwise the later one wins."""
+    if new.status == "not-run" and old.status != "not-run":
+        return old
+    return new
+
+
+def _registrations(registrations: RegistryScan | Iterable[Registration]) -> list[Registration]:
+    if isinstance(registrations, RegistryScan):
+        return list(registrations.registrations)
+    return list(registrations)
+
+
+def _gpus(reg: Registration | None, meta: RunMeta, config: Config) -> int:
+    runner = None
+    if reg is not None:
+        runner = config.runner(reg.runner_config)
+    if runner is None:
+        runner = config.runner(meta.runner_config)
+    if runner is not None:
+        return runner.gpus
+    if meta.gpu is not None:
+        return meta.gpu.count
+    return 0 if reg is not None and reg.backend == "cpu" else 1
+
+
+def _result_suite(result: FileResult, meta: RunMeta) -> str | None:
+    if result.suite:
+        return result.suite
+    if len(meta.suites) == 1:
+        return meta.suites[0]
+    return None
+
+
+class _Join:
+    """Results joined to registrations, with problems noted on the way."""
+
+    def __init__(self, regs: list[Registration]):
+        self.by_key = {(r.file, r.suite): r for r in regs}
+        self.by_file: dict[str, list[Registration]] = {}
+        for r in regs:
+            self.by_file.setdefault(r.file, []).append(r)
+        self.warnings: list[Problem] = []
+        self.notes: list[str] = []
+
+    def find(self, result: FileResult, suite: str | None) -> Registration | None:
+        if suite is not None and (result.path, suite) in self.by_key:
+            return self.by_key[(result.path, suite)]
+        candidates = self.by_file.get(result.path)
+        if not candidates:
+            self.warnings.append(
+                Problem(
+                    file=result.path,
+                    message="has results but no registration (add a top-level "
+                    "register_*_ci(...) call); shown with its measured time only",
+                )
+            )
+            return None
+        reg = max(candidates, key=lambda r: (r.est_time, r.suite))
+        if suite is not None:
+            self.notes.append(
+                f"`{result.path}` ran in suite `{suite}`, which it does not register; "
+                f"compared with its `{reg.suite}` budget ({reg.est_time:g}s)"
+            )
+        return reg
+
+
+def budget_line(
+    result: FileResult, reg: Registration | None, suite: str, gpus: int, config: Config
+) -> BudgetLine:
+    est = reg.est_time if reg is not None else (result.est_time or 0.0)
+    measured = None if result.status == "not-run" else result.elapsed
+    ratio = measured / est if measured is not None and est > 0 else None
+    status = budget_status(result.status, ratio, config)
+    if reg is None and status in ("ok", "not-run") and measured is not None:
+        status = "ok"
+    message = result.message
+    suggestion = None
+    if status in SUGGEST_FOR and measured is not None:
+        if status == "timeout":
+            floor = max(measured, result.timeout or 0.0)
+            suggestion = suggest(floor, config)
+            note = (
+                f"timed out after {floor:.0f}s; est_time={suggestion} is a lower bound "
+                "(the real run time is unknown)"
+            )
+            message = f"{message}; {note}" if message else note
+        else:
+            suggestion = suggest(measured, config)
+    elif reg is None and measured is not None and result.status == "passed":
+        suggestion = suggest(measured, config)
+    return BudgetLine(
+        file=result.path,
+        suite=suite,
+        line=reg.line if reg is not None else 0,
+        est_time=est,
+        measured=measured,
+        ratio=ratio,
+        headroom=est - measured if measured is not None else None,
+        status=status,
+        suggestion=suggestion,
+        file_status=result.status,
+        in_flight=result.in_flight,
+        classes=result.classes,
+        unattributed=result.unattributed,
+        gpus=gpus,
+        gpu_seconds=(measured or 0.0) * gpus,
+        message=message,
+    )
+
+
+def sort_key(line: BudgetLine) -> tuple:
+    ratio = line.ratio if line.ratio is not None else -math.inf
+    return (_RANK[line.status], -ratio, line.file, line.suite)
+
+
+def suite_totals(lines: Iterable[BudgetLine]) -> list[SuiteTotal]:
+    totals: dict[str, SuiteTotal] = {}
+    for line in lines:
+        t = totals.setdefault(line.suite, SuiteTotal(suite=line.suite))
+        t.files += 1
+        t.est_total += line.est_time
+        t.measured_total += line.measured or 0.0
+        t.over += line.status == "over"
+        t.near += line.status == "near"
+        t.timeouts += line.status == "timeout"
+        t.failed += line.status == "failed"
+        t.gpu_seconds += line.gpu_seconds
+    return [totals[k] for k in sorted(totals)]
+
+
+def build_report(
+    registrations: RegistryScan | Iterable[Registration],
+    results: list[RunResults],
+    config: Config,
+    kind: str = "run",
+) -> Report:
+    """Join results to registrations by (path, suite). Shards of one suite simply add up."""
+    join = _Join(_registrations(registrations))
+    chosen: dict[tuple[str, str], tuple[FileResult, Registration | None, RunMeta]] = {}
+    for run in results:
+        for result in run.files:
+            suite = _result_suite(result, run.meta)
+            reg = join.find(result, suite)
+            key_suite = suite or (reg.suite if reg is not None else UNREGISTERED)
+            key = (result.path, key_suite)
+            if key in chosen:
+                kept = pick(chosen[key][0], result)
+                if kept is result:
+                    chosen[key] = (result, reg, run.meta)
+                join.notes.append(
+                    f"`{result.path}` ({key_suite}) appears in more than one result file; "
+                    f"kept the {kept.status} one"
+                )
+            else:
+                chosen[key] = (result, reg, run.meta)
+    lines = [
+        budget_line(result, reg, suite, _gpus(reg, meta, config), config)
+        for (_, suite), (result, reg, meta) in chosen.items()
+    ]
+    lines.sort(key=sort_key)
+    files = {line.file for line in lines}
+    report = Report(
+        kind=kind,
+        meta=[run.meta for run in results],
+        lines=lines,
+        suites=suite_totals(lines),
+        warnings=join.warnings,
+        notes=join.notes,
+    )
+    if isinstance(registrations, RegistryScan):
+        report.problems = [p for p in registrations.errors if p.file in files]
+        report.warnings = [p for p in registrations.warnings if p.file in files] + report.warnings
+    return report
+
+
+def worst_status(report: Report) -> str:
+    """ok / near / over / timeout / failed: the one word a workflow branches on."""
+    present = {line.status for line in report.lines}
+    for status in ("timeout", "over", "failed", "near"):
+        if status in present:
+            return status
+    return "ok"

@@ -1,0 +1,132 @@
+"""Reading result files (ours and pytest-json-report's) and merging shards.
+
+Every error names the file, and for schema errors the key, so a broken artifact is easy to find.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ci_budget.budget import pick
+from ci_budget.models import SCHEMA_VERSION, FileResult, RunMeta, RunResults
+
+
+class ResultsError(Exception):
+    """A result file that cannot be used; the message names it."""
+
+
+def expand(patterns: list[str]) -> list[Path]:
+    """Paths and globs, in the order given; a glob matching nothing is an error, not silence."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for pattern in patterns:
+        if glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern, recursive=True))
+            if not matches:
+                raise ResultsError(f"{pattern}: glob matched no files")
+            paths = [Path(m) for m in matches]
+        else:
+            path = Path(pattern)
+            if not path.exists():
+                raise ResultsError(f"{pattern}: no such file")
+            paths = [path]
+        for path in paths:
+            if path.is_dir():
+                raise ResultsError(f"{path}: is a directory, expected a results JSON file")
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
+                out.append(path)
+    return out
+
+
+def read_json(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ResultsError(f"{path}: not UTF-8 text, expected JSON") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+
+
+def parse_results(data: object, source: str) -> RunResults:
+    if not isinstance(data, dict):
+        raise ResultsError(f"{source}: expected a JSON object, found {type(data).__name__}")
+    version = data.get("schema_version")
+    if version is None:
+        raise ResultsError(f"{source}: no schema_version: not a ci-budget results file")
+    if version != SCHEMA_VERSION:
+        raise ResultsError(
+            f"{source}: schema_version {version!r} is not supported "
+            f"(this ci-budget reads {SCHEMA_VERSION})"
+        )
+    try:
+        return RunResults.model_validate(data)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ResultsError(f"{source}: {details}") from None
+
+
+def load_results(patterns: list[str]) -> list[RunResults]:
+    return [parse_results(read_json(path), str(path)) for path in expand(patterns)]
+
+
+def load_json_reports(patterns: list[str]) -> list[RunResults]:
+    """pytest-json-report files, converted by the runner's timings module."""
+    try:
+        from ci_budget.timings import file_results_from_json_report
+    except ImportError:
+        raise ResultsError(
+            "--json-report needs ci_budget.timings.file_results_from_json_report, "
+            "which this build does not have"
+        ) from None
+    out = []
+    for path in expand(patterns):
+        data = read_json(path)
+        if not isinstance(data, dict) or "tests" not in data and "collectors" not in data:
+            raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
+        try:
+            files = file_results_from_json_report(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
+        out.append(RunResults(meta=RunMeta(mode="pytest"), files=files))
+    return out
+
+
+def _union(values: list[list[str]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for items in values:
+        for item in items:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
+def merge_results(runs: list[RunResults]) -> RunResults:
+    """One RunResults from several shards: files by (path, suite), a run beating a not-run."""
+    files: dict[tuple[str, str | None], FileResult] = {}
+    for run in runs:
+        default_suite = run.meta.suites[0] if len(run.meta.suites) == 1 else None
+        for result in run.files:
+            if result.suite is None and default_suite is not None:
+                result = result.model_copy(update={"suite": default_suite})
+            key = (result.path, result.suite)
+            files[key] = pick(files[key], result) if key in files else result
+    first = runs[0].meta if runs else RunMeta()
+    meta = first.model_copy(
+        update={
+            "suites": _union([r.meta.suites for r in runs]),
+            "specs": _union([r.meta.specs for r in runs]),
+            "partition": first.partition if len(runs) == 1 else None,
+            "runner_labels": _union([r.meta.runner_labels for r in runs]),
+        }
+    )
+    return RunResults(meta=meta, files=list(files.values()))
