@@ -201,6 +201,7 @@ class Plan(Data):
     pr_number: int | None = None
     reply: str | None = None  # text for the PR, when the trigger wants an answer
     reaction: str | None = None  # "eyes" / "confused"
+    comment_id: int | None = None  # the comment a /rerun-test reaction goes to
 
 
 class Report(Data):

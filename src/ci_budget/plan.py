@@ -1,0 +1,396 @@
+"""What a GitHub event runs, where, and at which commit. Pure.
+
+`decide` reads the event payload and returns either a `Plan` or a `Need`: the one fact it needs
+from GitHub next (the commenter's permission, then the pull request). The edge fetches it, puts it
+in `Facts` and calls again. So the order of API calls is decided here: nothing about a PR is read
+before the commenter is known to be allowed.
+
+Every problem with the event becomes a `Plan` with `should_run=False` and a reason naming the
+event and what is wrong; nothing here raises on someone else's input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ci_budget import planner, specs
+from ci_budget.config import Config
+from ci_budget.models import MatrixRow, Plan, Registration
+
+PULL_ACTIONS = ("opened", "synchronize", "reopened")
+
+
+@dataclass(frozen=True)
+class Need:
+    what: Literal["permission", "pull"]
+    login: str | None = None
+    number: int | None = None
+
+
+@dataclass
+class Facts:
+    """What the edge learned from the environment and GitHub."""
+
+    permission: str | None = None  # admin / maintain / write / triage / read / none
+    permission_error: str | None = None
+    pull: Any = None  # github.PullInfo: state, head_sha, draft, ... (duck-typed: core stays pure)
+    pull_error: str | None = None
+    sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
+    root: str | None = None  # absolute repository root, for absolute specs
+    suites: list[str] | None = None  # --suites: override the event
+    specs: list[str] | None = None  # --specs: override the event
+
+
+class PayloadError(Exception):
+    pass
+
+
+def _get(payload: Any, dotted: str, kind: type | tuple[type, ...]) -> Any:
+    node = payload
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            raise PayloadError(f"payload has no {dotted}")
+        node = node[key]
+    if not isinstance(node, kind) or (kind is int and isinstance(node, bool)):
+        raise PayloadError(f"payload {dotted} is {type(node).__name__}, not the expected type")
+    return node
+
+
+def split_list(text: str) -> list[str]:
+    """`a b,c` -> [a, b, c] (workflow_dispatch inputs are space or comma separated)."""
+    return [t for t in text.replace(",", " ").split() if t]
+
+
+def decide(
+    event: str | None,
+    payload: Any,
+    facts: Facts,
+    registrations: Sequence[Registration],
+    config: Config,
+) -> Plan | Need:
+    if facts.suites is not None or facts.specs is not None:
+        return _run_inputs(facts.suites or [], facts.specs or [], facts, registrations, config)
+    if not event:
+        return Plan(reason="no event: GITHUB_EVENT_NAME is not set (give --suites or --specs)")
+    try:
+        if not isinstance(payload, dict):
+            raise PayloadError("payload is not a JSON object")
+        if event == "issue_comment":
+            return _issue_comment(payload, facts, registrations, config)
+        if event in ("pull_request", "pull_request_target"):
+            return _pull_request(payload, registrations, config)
+        if event == "workflow_dispatch":
+            inputs = payload.get("inputs") or {}
+            if not isinstance(inputs, dict):
+                raise PayloadError("payload inputs is not an object")
+            suites, spec_text = inputs.get("suites") or "", inputs.get("specs") or ""
+            if not isinstance(suites, str) or not isinstance(spec_text, str):
+                raise PayloadError("inputs.suites and inputs.specs must be strings")
+            return _run_inputs(
+                split_list(suites), split_list(spec_text), facts, registrations, config
+            )
+    except PayloadError as exc:
+        return Plan(reason=f"{event}: malformed event: {exc}")
+    return Plan(reason=f"{event}: not an event ci-budget plans runs for")
+
+
+# --- /rerun-test -------------------------------------------------------------------------
+
+
+def is_bot(user: Any) -> bool:
+    if not isinstance(user, dict):
+        return False
+    login = str(user.get("login") or "")
+    return user.get("type") == "Bot" or login.endswith("[bot]")
+
+
+def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
+    action = _get(payload, "action", str)
+    body = _get(payload, "comment.body", str)
+    # Silent cases: not a new comment, not a command, not on a PR, or from a bot.
+    if action != "created":
+        return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
+    command = specs.parse_command(body, config.github.max_specs)
+    if command is None:
+        return Plan(reason="issue_comment: not a /rerun-test command")
+    issue = _get(payload, "issue", dict)
+    number = _get(payload, "issue.number", int)
+    if not issue.get("pull_request"):
+        return Plan(reason=f"issue_comment: #{number} is an issue, not a pull request")
+    if is_bot(payload.get("sender")) or is_bot(payload["comment"].get("user")):
+        return Plan(reason="issue_comment: comments by bots never trigger a run")
+    login = _get(payload, "comment.user.login", str)
+    comment_id = _get(payload, "comment.id", int)
+    base = dict(trigger="rerun-test", pr_number=number, comment_id=comment_id)
+
+    def refuse(why: str | list[str]) -> Plan:
+        lines = [why] if isinstance(why, str) else why
+        reason = "; ".join(lines)
+        reply = f"@{login} `{specs.COMMAND}` refused:\n" + "".join(f"- {w}\n" for w in lines)
+        return Plan(reason=reason, reply=reply, reaction="confused", **base)
+
+    why_not = authorise(login, facts, config)
+    if why_not == "ask":
+        return Need("permission", login=login)
+    if why_not:
+        return refuse(why_not)
+    if command.problems:
+        return refuse(command.problems)
+    resolution = specs.resolve(command.specs, registrations, config, facts.root)
+    if resolution.refused:
+        return refuse(resolution.refused)
+    if facts.pull is None and facts.pull_error is None:
+        return Need("pull", number=number)
+    if facts.pull_error:
+        return refuse(f"could not read pull request #{number}: {facts.pull_error}")
+    pull = facts.pull
+    if getattr(pull, "state", None) != "open":
+        return refuse(f"pull request #{number} is {getattr(pull, 'state', 'unknown')}")
+    sha = getattr(pull, "head_sha", None)
+    if not sha:
+        return refuse(f"pull request #{number} has no head commit")
+    rows = spec_rows(resolution.accepted, config)
+    reply = f"@{login} rerunning at `{sha[:10]}` (head of #{number}):\n" + _describe_rows(rows)
+    return Plan(
+        should_run=True,
+        reason=f"/rerun-test by {login}: {_count(resolution.accepted, 'spec')} on "
+        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}",
+        matrix=rows,
+        head_sha=sha,
+        reply=reply,
+        reaction="eyes",
+        **base,
+    )
+
+
+def authorise(login: str, facts: Facts, config: Config) -> str | None:
+    """None when `login` may trigger runs, "ask" when the permission is still unknown, else why
+    not. Only the collaborator permission counts: `author_association` says CONTRIBUTOR for
+    private org members and cannot be trusted either way."""
+    folded = login.lower()
+    if folded in {u.lower() for u in config.github.deny_users}:
+        return f"{login} is not allowed to trigger runs here"
+    if folded in {u.lower() for u in config.github.allow_users}:
+        return None
+    if facts.permission_error:
+        return f"could not check {login}'s permission: {facts.permission_error}"
+    if facts.permission is None:
+        return "ask"
+    perm = {"maintain": "write", "triage": "read"}.get(facts.permission, facts.permission)
+    allowed = set(config.github.allowed_permissions)
+    if facts.permission in allowed or perm in allowed:
+        return None
+    return (
+        f"{login} has '{facts.permission}' permission; runs need "
+        f"{' or '.join(config.github.allowed_permissions)}"
+    )
+
+
+def spec_rows(
+    accepted: Sequence[specs.Resolved], config: Config, prefix: str = "rerun-test"
+) -> list[MatrixRow]:
+    """One matrix row per runner config, holding every spec that runs there."""
+    by_config: dict[str, list[str]] = {}
+    for item in accepted:
+        for name in item.runner_configs:
+            by_config.setdefault(name, []).append(item.spec)
+    return [
+        MatrixRow(
+            name=f"{prefix} {name}",
+            runner_config=name,
+            runs_on=list(config.runner(name).runs_on),
+            specs=found,
+            partition="0/1",
+        )
+        for name, found in by_config.items()
+    ]
+
+
+def _describe_rows(rows: Sequence[MatrixRow]) -> str:
+    out = []
+    for row in rows:
+        what = ", ".join(f"`{s}`" for s in row.specs) if row.specs else f"suite `{row.suite}`"
+        part = f" shard {row.partition}" if row.partition not in (None, "0/1") else ""
+        out.append(f"- `{row.runner_config}` (runs-on: {', '.join(row.runs_on)}){part}: {what}\n")
+    return "".join(out)
+
+
+def _count(items: Sequence[Any], word: str) -> str:
+    return f"{len(items)} {word}{'' if len(items) == 1 else 's'}"
+
+
+# --- labels and pull request updates ---------------------------------------------------------
+
+
+def _pull_request(payload, registrations, config) -> Plan:
+    action = _get(payload, "action", str)
+    number = _get(payload, "pull_request.number", int)
+    sha = _get(payload, "pull_request.head.sha", str)
+    labels = [
+        label.get("name")
+        for label in _get(payload, "pull_request.labels", list)
+        if isinstance(label, dict)
+    ]
+    gating = config.github.gating_labels
+    base = dict(pr_number=number, head_sha=sha)
+    if action == "labeled":
+        label = _get(payload, "label.name", str)
+        if label not in gating:
+            return Plan(reason=f"pull_request labeled '{label}': not a gating label", **base)
+        chosen, trigger = [label], "run-ci"
+    elif action in PULL_ACTIONS:
+        chosen = [name for name in labels if name in gating]
+        if not chosen:
+            return Plan(
+                reason=f"pull_request {action}: #{number} carries no gating label "
+                f"({', '.join(gating) or 'none configured'})",
+                **base,
+            )
+        trigger = "pull-request"
+    else:
+        return Plan(reason=f"pull_request {action}: never triggers a run", **base)
+    if _get(payload, "pull_request.draft", (bool, type(None))) and not config.github.run_drafts:
+        return Plan(reason=f"pull_request {action}: #{number} is a draft", **base)
+    if _get(payload, "pull_request.state", str) != "open":
+        return Plan(reason=f"pull_request {action}: #{number} is not open", **base)
+    stages: list[str] | None = []
+    for name in chosen:
+        if not gating[name]:
+            stages = None  # an empty list gates every stage
+            break
+        stages.extend(s for s in gating[name] if s not in stages)
+    rows, notes = suite_rows(_gated(registrations, stages, config), config)
+    what = ", ".join(f"'{n}'" for n in chosen)
+    if not rows:
+        return Plan(
+            reason=f"pull_request {action}: label {what} gates no runnable suite"
+            + (f" ({'; '.join(notes)})" if notes else ""),
+            trigger=trigger,
+            **base,
+        )
+    return Plan(
+        should_run=True,
+        reason=f"pull_request {action}: label {what}: {_summary(rows)}"
+        + (f" ({'; '.join(notes)})" if notes else ""),
+        trigger=trigger,
+        matrix=rows,
+        **base,
+    )
+
+
+def _gated(
+    registrations: Sequence[Registration], stages: list[str] | None, config: Config
+) -> list[Registration]:
+    """Enabled, non-nightly registrations of the configured backends in `stages` (None: all).
+    A stage list entry may also name a whole suite."""
+    backends = set(config.github.backends)
+    return [
+        r
+        for r in registrations
+        if r.enabled
+        and not r.nightly
+        and r.backend in backends
+        and (stages is None or r.stage in stages or r.suite in stages)
+    ]
+
+
+def shard_count(regs: Sequence[Registration], config: Config) -> int:
+    """Shards so each fits in safety x the stage timeout, at least 1, at most max_shards."""
+    timeout = config.stage_timeout_s(regs[0].stage)
+    items = [(r.file, r.est_time) for r in regs]
+    better = getattr(planner, "min_shards", None)
+    if better is not None:
+        return better(
+            items,
+            timeout,
+            safety=config.planner.safety,
+            algorithm=config.planner.algorithm,
+            max_shards=config.planner.max_shards,
+        )
+    total = math.fsum(w for _, w in items)
+    need = math.ceil(total / (config.planner.safety * timeout))
+    return max(1, min(config.planner.max_shards, need))
+
+
+def suite_rows(
+    registrations: Sequence[Registration], config: Config
+) -> tuple[list[MatrixRow], list[str]]:
+    """Matrix rows for whole suites, sharded; and notes on suites that cannot run."""
+    by_suite: dict[str, list[Registration]] = {}
+    for reg in registrations:
+        by_suite.setdefault(reg.suite, []).append(reg)
+    rows: list[MatrixRow] = []
+    notes: list[str] = []
+    for suite in sorted(by_suite):
+        regs = by_suite[suite]
+        name = regs[0].runner_config
+        runner = config.runner(name)
+        if name is None:
+            notes.append(f"suite '{suite}' has no runner_config; skipped")
+            continue
+        if runner is None:
+            notes.append(f"suite '{suite}': runner config '{name}' is not configured; skipped")
+            continue
+        n = shard_count(regs, config)
+        for i in range(n):
+            rows.append(
+                MatrixRow(
+                    name=suite if n == 1 else f"{suite} {i + 1}/{n}",
+                    runner_config=name,
+                    runs_on=list(runner.runs_on),
+                    suite=suite,
+                    partition=f"{i}/{n}",
+                )
+            )
+    return rows, notes
+
+
+def _summary(rows: Sequence[MatrixRow]) -> str:
+    suites = list(dict.fromkeys(r.suite or r.name for r in rows))
+    return f"{_count(suites, 'suite')} in {_count(rows, 'job')}: {', '.join(suites)}"
+
+
+# --- workflow_dispatch and the command line ---------------------------------------------------
+
+
+def _run_inputs(
+    suite_names: list[str],
+    spec_list: list[str],
+    facts: Facts,
+    registrations: Sequence[Registration],
+    config: Config,
+) -> Plan:
+    base = dict(trigger="dispatch", head_sha=facts.sha)
+    if not suite_names and not spec_list:
+        return Plan(reason="workflow_dispatch: no suites or specs given", **base)
+    problems: list[str] = []
+    rows: list[MatrixRow] = []
+    if len(spec_list) > config.github.max_specs:
+        problems.append(f"{len(spec_list)} specs given; at most {config.github.max_specs}")
+    elif spec_list:
+        resolution = specs.resolve(spec_list, registrations, config, facts.root)
+        problems.extend(resolution.refused)
+        rows.extend(spec_rows(resolution.accepted, config, "specs"))
+    if suite_names:
+        known = {r.suite for r in registrations}
+        for name in suite_names:
+            if name not in known:
+                problems.append(f"{specs.show(name)}: not a registered suite")
+        # Named explicitly, so nightly suites run too.
+        backends = set(config.github.backends)
+        wanted = [
+            r
+            for r in registrations
+            if r.enabled and r.backend in backends and r.suite in suite_names
+        ]
+        found, notes = suite_rows(wanted, config)
+        problems.extend(notes)
+        rows.extend(found)
+    if problems:
+        return Plan(reason="workflow_dispatch refused: " + "; ".join(problems), **base)
+    if not rows:
+        return Plan(reason="workflow_dispatch: nothing runnable in the given suites", **base)
+    return Plan(should_run=True, reason=f"workflow_dispatch: {_summary(rows)}", matrix=rows, **base)

@@ -1,0 +1,368 @@
+"""The pure plan core, fed GitHub's own webhook payloads (tests/fixtures/github/webhooks,
+see SOURCES.md there), modified per case."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ci_budget.config import Config, parse_config
+from ci_budget.models import Plan, Registration
+from ci_budget.plan import Facts, Need, decide, shard_count, split_list
+
+HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
+R = "test/registered/"
+HEAD = "0123456789abcdef0123456789abcdef01234567"
+
+
+def payload(name: str) -> dict:
+    return json.loads((HOOKS / f"{name}.payload.json").read_text())
+
+
+def reg(file, runner="1-gpu-large", stage="base-b", est=100.0, **kw):
+    return Registration(
+        file=R + file,
+        line=1,
+        function="register_cuda_ci",
+        backend=kw.pop("backend", "cuda"),
+        est_time=est,
+        suite=f"{stage}-test-{runner}",
+        stage=stage,
+        runner_config=runner,
+        **kw,
+    )
+
+
+REGS = [
+    reg("a/test_a.py"),
+    reg("a/test_b.py", runner="2-gpu-large"),
+    reg("b/test_big1.py", stage="stage-c", runner="4-gpu-h100", est=2000),
+    reg("b/test_big2.py", stage="stage-c", runner="4-gpu-h100", est=2000),
+    reg("b/test_big3.py", stage="stage-c", runner="4-gpu-h100", est=2000),
+    reg("b/test_night.py", stage="nightly", nightly=True),
+    reg("b/test_off.py", stage="stage-c", runner="4-gpu-h100", disabled="broken"),
+]
+
+
+@dataclass
+class Pull:
+    """The fields of github.PullInfo the core reads."""
+
+    number: int = 1
+    state: str = "open"
+    draft: bool = False
+    head_sha: str = HEAD
+    labels: list = field(default_factory=list)
+    fork: bool = False
+
+
+def comment(body="/rerun-test test_a.py", **changes) -> dict:
+    data = payload("issue_comment.created.on-pull-request")
+    data["comment"]["body"] = body
+    for dotted, value in changes.items():
+        node = data
+        *path, last = dotted.split("__")
+        for key in path:
+            node = node[key]
+        node[last] = value
+    return data
+
+
+def rerun(body="/rerun-test test_a.py", permission="write", pull=None, config=None, **changes):
+    """Drive decide() the way the edge does, answering each Need; returns (plan, needs)."""
+    facts, needs = Facts(), []
+    data = comment(body, **changes)
+    for _ in range(3):
+        out = decide("issue_comment", data, facts, REGS, config or Config())
+        if isinstance(out, Plan):
+            return out, needs
+        needs.append(out)
+        if out.what == "permission":
+            assert out.login == data["comment"]["user"]["login"]
+            facts.permission = permission
+        else:
+            assert out.number == data["issue"]["number"]
+            facts.pull = pull or Pull()
+    raise AssertionError("decide() kept asking")
+
+
+@pytest.mark.parametrize("permission", ["admin", "write", "maintain"])
+def test_rerun_test_by_a_writer_runs_at_the_head_from_pulls_get(permission):
+    plan, needs = rerun("/rerun-test test_a.py::TestA.test_x", permission)
+    assert [n.what for n in needs] == ["permission", "pull"]
+    assert plan.should_run and plan.trigger == "rerun-test"
+    assert plan.pr_number == 1 and plan.comment_id == 492700400
+    assert plan.head_sha == HEAD  # from pulls/get; the comment payload carries no head SHA
+    assert plan.reaction == "eyes"
+    [row] = plan.matrix
+    assert row.specs == [R + "a/test_a.py::TestA::test_x"]
+    assert (row.runner_config, row.runs_on, row.partition) == (
+        "1-gpu-large",
+        ["self-hosted", "1-gpu-large"],
+        "0/1",
+    )
+    assert plan.reply.startswith("@Codertocat rerunning at `0123456789` (head of #1)")
+    assert "`1-gpu-large` (runs-on: self-hosted, 1-gpu-large)" in plan.reply
+
+
+@pytest.mark.parametrize("permission", ["read", "triage", "none"])
+def test_rerun_test_by_a_non_writer_is_refused_before_the_pr_is_read(permission):
+    plan, needs = rerun(permission=permission)
+    assert [n.what for n in needs] == ["permission"]
+    assert not plan.should_run and plan.matrix == [] and plan.head_sha is None
+    assert plan.reaction == "confused"
+    assert f"Codertocat has '{permission}' permission; runs need admin or write" in plan.reply
+    assert plan.reply.startswith("@Codertocat `/rerun-test` refused:")
+
+
+def test_author_association_owner_does_not_count():
+    plan, _ = rerun(permission="read", comment__author_association="OWNER")
+    assert not plan.should_run
+
+
+def test_permission_lookup_failure_refuses():
+    facts = Facts(permission_error="HTTP 502 from the collaborator endpoint")
+    plan = decide("issue_comment", comment(), facts, REGS, Config())
+    assert not plan.should_run and plan.reaction == "confused"
+    assert "could not check Codertocat's permission: HTTP 502" in plan.reason
+
+
+def test_allow_and_deny_users_widen_and_narrow():
+    allow = parse_config({"github": {"allow-users": ["codertocat"]}}, "t")
+    plan, needs = rerun(permission="read", config=allow)
+    assert plan.should_run and [n.what for n in needs] == ["pull"]
+    deny = parse_config({"github": {"deny-users": ["CODERTOCAT"]}}, "t")
+    plan, needs = rerun(permission="admin", config=deny)
+    assert not plan.should_run and needs == []
+    assert "Codertocat is not allowed to trigger runs here" in plan.reply
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"sender__type": "Bot"},
+        {"sender__login": "renovate[bot]"},
+        {"comment__user__login": "github-actions[bot]"},
+        {"comment__user__type": "Bot"},
+    ],
+)
+def test_bots_never_trigger_and_get_no_reply(changes):
+    plan, needs = rerun(**changes)
+    assert needs == [] and not plan.should_run
+    assert plan.reply is None and plan.reaction is None
+
+
+def test_edited_comment_is_silent():
+    data = payload("issue_comment.edited")
+    data["issue"]["pull_request"] = comment()["issue"]["pull_request"]
+    data["comment"]["body"] = "/rerun-test test_a.py"
+    plan = decide("issue_comment", data, Facts(), REGS, Config())
+    assert not plan.should_run and plan.reply is None and plan.reaction is None
+    assert plan.reason == "issue_comment: action 'edited' never triggers a run"
+
+
+def test_comment_on_a_plain_issue_is_silent():
+    data = payload("issue_comment.created")  # GitHub's example: an issue, no pull_request key
+    data["comment"]["body"] = "/rerun-test test_a.py"
+    plan = decide("issue_comment", data, Facts(), REGS, Config())
+    assert not plan.should_run and plan.reply is None and plan.reaction is None
+    assert "is an issue, not a pull request" in plan.reason
+
+
+def test_ordinary_comment_is_silent():
+    plan, needs = rerun(body="You are totally right! /rerun-test test_a.py")
+    assert needs == [] and plan.reply is None and "not a /rerun-test command" in plan.reason
+
+
+def test_bad_specs_are_refused_without_reading_the_pr():
+    plan, needs = rerun("/rerun-test test_a.py ../x.py nope.py $(id)")
+    assert [n.what for n in needs] == ["permission"]
+    assert not plan.should_run and plan.reaction == "confused"
+    assert plan.reply.splitlines()[1:] == [
+        "- `../x.py`: '..' is not allowed; name a file inside the test tree",
+        "- `nope.py`: not a registered test file",
+        "- `$(id)`: contains the shell metacharacter '$'",
+    ]
+
+
+def test_two_specs_on_two_runner_configs_give_two_rows():
+    plan, _ = rerun("/rerun-test a/test_a.py test_b.py::TestB")
+    assert [(r.name, r.runner_config, r.specs) for r in plan.matrix] == [
+        ("rerun-test 1-gpu-large", "1-gpu-large", [R + "a/test_a.py"]),
+        ("rerun-test 2-gpu-large", "2-gpu-large", [R + "a/test_b.py::TestB"]),
+    ]
+
+
+def test_closed_pr_is_refused():
+    plan, _ = rerun(pull=Pull(state="closed"))
+    assert not plan.should_run and plan.reaction == "confused"
+    assert "pull request #1 is closed" in plan.reply
+
+
+def test_pull_lookup_failure_refuses():
+    facts = Facts(permission="admin", pull_error="HTTP 404")
+    plan = decide("issue_comment", comment(), facts, REGS, Config())
+    assert not plan.should_run and "could not read pull request #1: HTTP 404" in plan.reason
+
+
+def test_fork_and_draft_prs_run_when_a_writer_asks():
+    plan, _ = rerun(pull=Pull(fork=True, draft=True))
+    assert plan.should_run and plan.head_sha == HEAD
+
+
+def labeled(label="run-ci", action="labeled", labels=(), **pr):
+    data = payload(f"pull_request.{action}")
+    if "label" in data:
+        data["label"]["name"] = label
+    data["pull_request"]["labels"] = [{"name": n} for n in labels]
+    data["pull_request"].update(pr)
+    return data
+
+
+def test_run_ci_label_runs_every_stage_sharded():
+    data = labeled()
+    plan = decide("pull_request", data, Facts(), REGS, Config())
+    assert plan.should_run and plan.trigger == "run-ci"
+    assert plan.head_sha == data["pull_request"]["head"]["sha"] and plan.pr_number == 2
+    # stage-c: 6000 s against 0.75 x 60 min = 2700 s -> 3 shards; nightly and disabled left out
+    assert [(r.name, r.suite, r.partition, r.runner_config) for r in plan.matrix] == [
+        ("base-b-test-1-gpu-large", "base-b-test-1-gpu-large", "0/1", "1-gpu-large"),
+        ("base-b-test-2-gpu-large", "base-b-test-2-gpu-large", "0/1", "2-gpu-large"),
+        ("stage-c-test-4-gpu-h100 1/3", "stage-c-test-4-gpu-h100", "0/3", "4-gpu-h100"),
+        ("stage-c-test-4-gpu-h100 2/3", "stage-c-test-4-gpu-h100", "1/3", "4-gpu-h100"),
+        ("stage-c-test-4-gpu-h100 3/3", "stage-c-test-4-gpu-h100", "2/3", "4-gpu-h100"),
+    ]
+    assert plan.matrix[2].runs_on == ["self-hosted", "4-gpu-h100"]
+
+
+def test_gating_label_limited_to_stages_and_stage_timeouts():
+    config = parse_config(
+        {"github": {"gating-labels": {"run-c": ["stage-c"]}}, "stage-timeouts": {"stage-c": 200}},
+        "t",
+    )
+    plan = decide("pull_request", labeled("run-c"), Facts(), REGS, config)
+    assert [r.partition for r in plan.matrix] == ["0/1"]
+    assert plan.matrix[0].suite == "stage-c-test-4-gpu-h100"
+
+
+def test_shard_count_is_capped_and_at_least_one():
+    config = parse_config({"planner": {"max-shards": 2}}, "t")
+    regs = [r for r in REGS if r.stage == "stage-c" and r.enabled]
+    assert shard_count(regs, config) == 2
+    assert shard_count(regs, Config()) == 3
+    assert shard_count(regs[:1], Config()) == 1
+
+
+def test_other_label_does_not_run():
+    plan = decide("pull_request", labeled("bug"), Facts(), REGS, Config())
+    assert not plan.should_run and plan.matrix == []
+    assert plan.reason == "pull_request labeled 'bug': not a gating label"
+
+
+@pytest.mark.parametrize("action", ["synchronize", "opened"])
+def test_pr_update_runs_only_with_a_gating_label(action):
+    plan = decide("pull_request", labeled(action=action, labels=["bug"]), Facts(), REGS, Config())
+    assert not plan.should_run and "carries no gating label (run-ci)" in plan.reason
+    data = labeled(action=action, labels=["bug", "run-ci"])
+    plan = decide("pull_request", data, Facts(), REGS, Config())
+    assert plan.should_run and plan.trigger == "pull-request" and len(plan.matrix) == 5
+
+
+def test_draft_pr_is_not_run_unless_configured():
+    data = labeled(draft=True)
+    plan = decide("pull_request", data, Facts(), REGS, Config())
+    assert not plan.should_run and "#2 is a draft" in plan.reason
+    config = parse_config({"github": {"run-drafts": True}}, "t")
+    assert decide("pull_request", data, Facts(), REGS, config).should_run
+
+
+def test_unlabeled_never_runs():
+    plan = decide("pull_request", labeled(action="unlabeled"), Facts(), REGS, Config())
+    assert not plan.should_run and "unlabeled: never triggers a run" in plan.reason
+
+
+def test_workflow_dispatch_runs_inputs_at_github_sha():
+    data = payload("workflow_dispatch")
+    data["inputs"] = {"suites": "stage-c-test-4-gpu-h100", "specs": "test_a.py, test_b.py::B.t"}
+    plan = decide("workflow_dispatch", data, Facts(sha="f" * 40), REGS, Config())
+    assert plan.should_run and plan.trigger == "dispatch" and plan.head_sha == "f" * 40
+    assert [(r.name, r.specs, r.suite) for r in plan.matrix] == [
+        ("specs 1-gpu-large", [R + "a/test_a.py"], None),
+        ("specs 2-gpu-large", [R + "a/test_b.py::B::t"], None),
+        ("stage-c-test-4-gpu-h100 1/3", [], "stage-c-test-4-gpu-h100"),
+        ("stage-c-test-4-gpu-h100 2/3", [], "stage-c-test-4-gpu-h100"),
+        ("stage-c-test-4-gpu-h100 3/3", [], "stage-c-test-4-gpu-h100"),
+    ]
+
+
+def test_workflow_dispatch_refuses_unknown_suites_and_bad_specs():
+    data = payload("workflow_dispatch")  # GitHub's example: inputs {"name": ...} only
+    plan = decide("workflow_dispatch", data, Facts(), REGS, Config())
+    assert not plan.should_run and plan.reason == "workflow_dispatch: no suites or specs given"
+    data["inputs"] = {"suites": "nope-suite", "specs": "a;b"}
+    plan = decide("workflow_dispatch", data, Facts(), REGS, Config())
+    assert not plan.should_run
+    assert "`nope-suite`: not a registered suite" in plan.reason
+    assert "`a;b`: contains the shell metacharacter ';'" in plan.reason
+
+
+def test_dispatch_can_run_a_nightly_suite_by_name():
+    plan = decide("local", {}, Facts(suites=["nightly-test-1-gpu-large"]), REGS, Config())
+    assert plan.should_run and [r.suite for r in plan.matrix] == ["nightly-test-1-gpu-large"]
+
+
+def test_command_line_flags_override_the_event():
+    facts = Facts(specs=["test_a.py"], permission=None)
+    plan = decide("issue_comment", comment("/rerun-test test_b.py"), facts, REGS, Config())
+    assert isinstance(plan, Plan) and plan.trigger == "dispatch"
+    assert plan.matrix[0].specs == [R + "a/test_a.py"]
+
+
+def test_split_list_takes_spaces_and_commas():
+    assert split_list(" a,b  c,,d ") == ["a", "b", "c", "d"]
+
+
+def test_unknown_event_and_missing_event_do_not_run():
+    plan = decide("workflow_run", payload("workflow_run.completed"), Facts(), REGS, Config())
+    assert not plan.should_run and plan.trigger == "none"
+    assert plan.reason == "workflow_run: not an event ci-budget plans runs for"
+    assert "GITHUB_EVENT_NAME is not set" in decide(None, {}, Facts(), REGS, Config()).reason
+
+
+@pytest.mark.parametrize(
+    "event, mutate, message",
+    [
+        ("issue_comment", lambda d: d["comment"].pop("body"), "payload has no comment.body"),
+        ("issue_comment", lambda d: d["issue"].update(number="1"), "issue.number is str"),
+        ("issue_comment", lambda d: d["comment"]["user"].pop("login"), "comment.user.login"),
+        ("pull_request", lambda d: d.pop("pull_request"), "payload has no pull_request.number"),
+        ("pull_request", lambda d: d["pull_request"].update(labels=None), "pull_request.labels"),
+        ("workflow_dispatch", lambda d: d.update(inputs=[1]), "inputs is not an object"),
+    ],
+)
+def test_malformed_payloads_name_the_event_and_the_key(event, mutate, message):
+    data = {
+        "issue_comment": comment(),
+        "pull_request": labeled(),
+        "workflow_dispatch": payload("workflow_dispatch"),
+    }[event]
+    data = copy.deepcopy(data)
+    mutate(data)
+    plan = decide(event, data, Facts(permission="admin", pull=Pull()), REGS, Config())
+    assert isinstance(plan, Plan) and not plan.should_run
+    assert plan.reason.startswith(f"{event}: malformed event: ")
+    assert message in plan.reason
+
+
+def test_payload_that_is_not_an_object():
+    plan = decide("pull_request", [1, 2], Facts(), REGS, Config())
+    assert plan.reason == "pull_request: malformed event: payload is not a JSON object"
+
+
+def test_need_is_only_returned_for_rerun_test():
+    out = decide("issue_comment", comment(), Facts(), REGS, Config())
+    assert out == Need("permission", login="Codertocat")
