@@ -1,0 +1,145 @@
+"""New est_time values from measured history, and the in-place rewrite of the literal. Pure.
+
+A suggestion is p90 x (1 + margin), rounded up to a multiple of `round_to`, over passing runs
+only. It is reported when the change is significant by sglang's rule: at least 30 s and at
+least 30 % of the current est_time. The rewrite changes only the characters of the est_time
+literal (found through the AST node's positions), so formatting and comments stay as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from ci_budget.config import Config, Thresholds
+from ci_budget.history import History
+from ci_budget.models import Registration
+from ci_budget.registry import scan_source
+
+MIN_DELTA_S = 30.0
+MIN_DELTA_RATIO = 0.30
+
+
+class Suggestion(BaseModel):
+    file: str
+    line: int
+    suite: str
+    backend: str
+    est_time: float
+    suggested: int
+    p90: float
+    n: int
+    timeouts: int = 0
+    timeout_lower_bound: float | None = None
+
+    @property
+    def delta(self) -> float:
+        return self.suggested - self.est_time
+
+
+class RewriteError(Exception):
+    """The registration or its literal is not where the scan said; names file:line."""
+
+
+def suggested_value(p90: float, thresholds: Thresholds) -> int:
+    step = thresholds.round_to
+    return int(math.ceil(p90 * (1 + thresholds.margin) / step - 1e-9) * step)
+
+
+def significant(old: float, new: float) -> bool:
+    delta = abs(new - old)
+    return delta >= MIN_DELTA_S and delta >= MIN_DELTA_RATIO * old
+
+
+def suggest(
+    registrations: Iterable[Registration],
+    history: History,
+    thresholds: Thresholds,
+    min_samples: int = 1,
+    include_all: bool = False,
+) -> list[Suggestion]:
+    """Suggestions for registrations with enough passing samples in their suite; only the
+    significant ones unless `include_all`."""
+    out = []
+    for reg in registrations:
+        stats = history.stats(reg.file, reg.suite)
+        if stats.p90 is None or stats.n < min_samples:
+            continue
+        new = suggested_value(stats.p90, thresholds)
+        if not include_all and not significant(reg.est_time, new):
+            continue
+        out.append(
+            Suggestion(
+                file=reg.file,
+                line=reg.line,
+                suite=reg.suite,
+                backend=reg.backend,
+                est_time=reg.est_time,
+                suggested=new,
+                p90=stats.p90,
+                n=stats.n,
+                timeouts=stats.timeouts,
+                timeout_lower_bound=stats.timeout_lower_bound,
+            )
+        )
+    return sorted(out, key=lambda s: (s.file, s.line, s.suite))
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _offset(text: str, starts: list[int], line: int, col_bytes: int) -> int:
+    """AST columns count UTF-8 bytes; turn (line, byte column) into a str index."""
+    start = starts[line - 1]
+    end = starts[line] if line < len(starts) else len(text)
+    prefix = text[start:end].encode("utf-8")[:col_bytes].decode("utf-8")
+    return start + len(prefix)
+
+
+def _literal_text(node: ast.expr, value: int) -> str:
+    old = node.operand.value if isinstance(node, ast.UnaryOp) else getattr(node, "value", 0)
+    return f"{value}.0" if isinstance(old, float) else str(value)
+
+
+def rewrite_est_time(
+    source: str, rel: str, suite: str, backend: str, new_value: int, config: Config
+) -> str:
+    """`source` with the est_time literal of the (suite, backend) registration set to
+    `new_value`. Everything else, byte for byte, is kept."""
+    scan = scan_source(source, rel, config)
+    matches = [r for r in scan.registrations if r.suite == suite and r.backend == backend]
+    if not matches:
+        raise RewriteError(f"{rel}: no {backend} registration for suite {suite!r}")
+    if len(matches) > 1:
+        lines = ", ".join(str(r.line) for r in matches)
+        raise RewriteError(f"{rel}: several registrations for suite {suite!r} (lines {lines})")
+    reg = matches[0]
+    tree = ast.parse(source, filename=rel)
+    call = next(
+        (
+            stmt.value
+            for stmt in tree.body
+            if isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and stmt.value.lineno == reg.line
+            and stmt.value.col_offset + 1 == reg.col
+        ),
+        None,
+    )
+    if call is None:  # pragma: no cover - the scan found it in this very source
+        raise RewriteError(f"{rel}:{reg.line}: registration call not found")
+    node = call.args[0] if call.args else None
+    if node is None:
+        node = next(kw.value for kw in call.keywords if kw.arg == "est_time")
+    starts = _line_starts(source)
+    begin = _offset(source, starts, node.lineno, node.col_offset)
+    end = _offset(source, starts, node.end_lineno, node.end_col_offset)
+    return source[:begin] + _literal_text(node, new_value) + source[end:]
