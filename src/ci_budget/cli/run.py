@@ -1,0 +1,136 @@
+"""`ci-budget run`: run registered test files with per-file timeouts and record timings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci_budget.cli.common import add_common, add_subcommand
+
+
+def add_parser(sub):
+    p = add_subcommand(
+        sub,
+        "run",
+        help="run registered test files and record per-file and per-class timings",
+        description="Run the files of one or more suites (or explicit specs), each in its own "
+        "process with a timeout, and write a results JSON after every file. Prints progress "
+        "lines and, at the end, sglang's TIMINGS block. Exit status: 0 every file passed, "
+        "1 a file failed, timed out or crashed, 2 usage error.",
+        example="ci-budget run --suite base-b-test-1-gpu-large --partition 0/2 "
+        "--out results/shard0.json\n"
+        "ci-budget run test/registered/test_srt.py::TestSRT.test_decode --timeout-per-file 600",
+    )
+    add_common(p)
+    p.add_argument("specs", nargs="*", metavar="SPEC", help="path[::Class[::test]] to run")
+    p.add_argument("--suite", action="append", default=[], help="suite to run (repeatable)")
+    p.add_argument("--partition", default=None, metavar="I/N", help="run shard I of N (0-based)")
+    p.add_argument(
+        "--timeout-per-file",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds per file (default: from config, sglang's max(1.5*est, est+1800))",
+    )
+    p.add_argument("--grace", type=float, default=5.0, help="seconds between SIGTERM and SIGKILL")
+    p.add_argument("--heartbeat", type=float, default=60.0, help="seconds between heartbeats")
+    p.add_argument("--out", type=Path, default=Path("ci-budget-results.json"))
+    p.add_argument(
+        "--artifacts-dir", type=Path, default=None, help="raw reports (default: next to --out)"
+    )
+    p.add_argument("--python", default=None, help="the tests' interpreter (default: this one)")
+    p.add_argument("--mode", choices=["pytest", "script"], default=None)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--fail-fast", dest="fail_fast", action="store_true")
+    group.add_argument("--continue-on-error", dest="fail_fast", action="store_false")
+    p.set_defaults(fail_fast=False)
+    p.add_argument("--runner-config", default=None, help="runner config name, for the record")
+    p.add_argument(
+        "--runner-labels", default=None, help="comma-separated labels (default: $RUNNER_LABELS)"
+    )
+    return p
+
+
+def _commit(root: Path) -> str | None:
+    import os
+    import subprocess
+
+    if os.environ.get("GITHUB_SHA"):
+        return os.environ["GITHUB_SHA"]
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def run(args) -> int:
+    import os
+    import socket
+    import sys
+
+    from ci_budget import __version__
+    from ci_budget.cli.common import CliError, load
+    from ci_budget.gpu import detect_gpu
+    from ci_budget.models import RunMeta
+    from ci_budget.planner import parse_partition
+    from ci_budget.registry import scan_tree
+    from ci_budget.runner import RunOptions, SelectionError, exit_status, run_jobs, select_jobs
+
+    root, config = load(args)
+    partition = None
+    if args.partition:
+        try:
+            partition = parse_partition(args.partition)
+        except ValueError as exc:
+            raise CliError(f"--partition: {exc}") from None
+    if args.timeout_per_file is not None and not args.timeout_per_file > 0:
+        raise CliError("--timeout-per-file must be positive")
+    scan = scan_tree(root, config)
+    for problem in scan.errors:
+        print(f"warning: registry error, file skipped: {problem}", file=sys.stderr)
+    try:
+        jobs, skipped = select_jobs(scan.registrations, root, args.suite, args.specs, partition)
+    except SelectionError as exc:
+        raise CliError(str(exc)) from None
+    python = args.python or sys.executable
+    out = args.out if args.out.is_absolute() else Path.cwd() / args.out
+    artifacts = args.artifacts_dir or out.with_name(out.stem + "-artifacts")
+    runner_config = args.runner_config
+    if runner_config is None:
+        names = {r.runner_config for r in scan.registrations if r.suite in set(args.suite)}
+        runner_config = names.pop() if len(names) == 1 else None
+    rc_conf = config.runner(runner_config)
+    labels = args.runner_labels or os.environ.get("RUNNER_LABELS", "")
+    meta = RunMeta(
+        suites=list(args.suite),
+        specs=list(args.specs),
+        partition=args.partition,
+        runner_config=runner_config,
+        configured_arch=rc_conf.arch if rc_conf else None,
+        commit=_commit(root),
+        runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
+        host=socket.gethostname(),
+        gpu=detect_gpu(config.gpu_arch_map(), python=python),
+        mode=args.mode or config.mode,
+        python=python,
+        tool_version=__version__,
+    )
+    opts = RunOptions(
+        root=root,
+        config=config,
+        out=out,
+        artifacts_dir=artifacts,
+        python=python,
+        mode=meta.mode,
+        timeout_per_file=args.timeout_per_file,
+        grace=args.grace,
+        heartbeat=args.heartbeat,
+        fail_fast=args.fail_fast,
+    )
+    if not jobs:
+        print(f"nothing to run in partition {args.partition}; writing {out}")
+    results = run_jobs(jobs, skipped, meta, opts)
+    print(f"results: {out}")
+    return exit_status(results)

@@ -1,0 +1,160 @@
+"""Start a test file's process and make sure none of its processes outlive it (Linux /proc).
+
+Killing the process group is not enough: a test may start a server that calls setsid() (new
+session, new group) and ignores SIGTERM, and once its parent exits it is re-parented to init, so
+the parent chain is gone too. Three nets, each catching what the others can miss:
+1. the process group of the file's process (it starts in a new session, pgid == pid);
+2. every descendant seen while the file runs, recorded by polling /proc (pid + start time, so a
+   recycled pid is never killed by mistake);
+3. a per-file token in the environment (CI_BUDGET_RUN_TOKEN=<uuid>), inherited by every
+   descendant unless it rewrites its environment; /proc/<pid>/environ shows it even after
+   setsid() and re-parenting.
+Processes are killed with SIGTERM, given a short grace, then SIGKILLed, and the scan repeats
+until nothing carrying the token or recorded as a descendant is left alive.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+TOKEN_VAR = "CI_BUDGET_RUN_TOKEN"
+PROC = Path("/proc")
+
+
+def _stat(pid: int) -> tuple[int, str, int] | None:
+    """(ppid, state, start time in clock ticks) of a live pid, or None."""
+    try:
+        data = (PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses: split after the last ')'.
+    rest = data[data.rfind(b")") + 2 :].split()
+    try:
+        return int(rest[1]), rest[0].decode(), int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(p) for p in os.listdir(PROC) if p.isdigit()]
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    """Running or stopped; a zombie has already exited and holds nothing but its pid."""
+    st = _stat(pid)
+    return st is not None and st[1] not in ("Z", "X")
+
+
+class ProcessTree:
+    """One file's process and everything it starts."""
+
+    def __init__(self, cmd: list[str], cwd: Path, env: Mapping[str, str]):
+        self.token = uuid.uuid4().hex
+        self._needle = f"{TOKEN_VAR}={self.token}".encode() + b"\0"
+        self.known: dict[int, int] = {}  # pid -> start time
+        full_env = dict(env)
+        full_env[TOKEN_VAR] = self.token
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.pgid = self.proc.pid
+
+    def record_descendants(self) -> None:
+        """Remember every process whose parent chain leads to the file's process."""
+        table = {}
+        for pid in _pids():
+            st = _stat(pid)
+            if st is not None:
+                table[pid] = st
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        stack = [self.proc.pid]
+        while stack:
+            pid = stack.pop()
+            if pid in table:
+                self.known.setdefault(pid, table[pid][2])
+            stack.extend(children.get(pid, ()))
+
+    def _carries_token(self, pid: int) -> bool:
+        try:
+            return self._needle in (PROC / str(pid) / "environ").read_bytes() + b"\0"
+        except OSError:
+            return False
+
+    def survivors(self) -> list[int]:
+        """Live processes of this file other than the reaped main process."""
+        me = os.getpid()
+        found = set()
+        for pid, start in self.known.items():
+            st = _stat(pid)
+            if st is not None and st[2] == start and st[1] not in ("Z", "X"):
+                found.add(pid)
+        for pid in _pids():
+            if pid != me and pid not in found and alive(pid) and self._carries_token(pid):
+                found.add(pid)
+        if self.proc.returncode is not None:
+            found.discard(self.proc.pid)
+        return sorted(found)
+
+    def _signal_all(self, sig: int) -> None:
+        try:
+            os.killpg(self.pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in self.survivors():
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _gone(self) -> bool:
+        self.proc.poll()
+        return self.proc.returncode is not None and not self.survivors()
+
+    def terminate(self, grace: float, settle: float = 10.0) -> list[int]:
+        """SIGTERM everything, wait up to `grace`, SIGKILL what is left, repeat until nothing of
+        this file is alive (or `settle` seconds pass). Returns pids that were still alive for
+        SIGKILL, for the record."""
+        self.record_descendants()
+        self._signal_all(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not self._gone():
+            time.sleep(0.05)
+        killed: list[int] = []
+        deadline = time.monotonic() + settle
+        while True:
+            self.proc.poll()
+            left = self.survivors()
+            if self.proc.returncode is None:
+                left.append(self.proc.pid)
+            if not left or time.monotonic() > deadline:
+                break
+            killed.extend(p for p in left if p not in killed)
+            self._signal_all(signal.SIGKILL)
+            time.sleep(0.05)
+        self.proc.wait()
+        return killed
+
+    def cleanup(self, grace: float) -> list[int]:
+        """After the main process ended: stop anything it left behind."""
+        if not self.survivors():
+            return []
+        left = self.survivors()
+        self.terminate(grace)
+        return left

@@ -1,0 +1,391 @@
+"""Run registered test files, one process each, with per-file timeouts; record what happened.
+
+Each file runs in a new session under `proctree.ProcessTree`, which guarantees that nothing the
+file started survives it. Results are written after every file (temp file + rename), so a job
+killed later keeps every number measured so far.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+from ci_budget import timings
+from ci_budget.config import Config
+from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.planner import lpt
+from ci_budget.proctree import ProcessTree
+
+# Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
+# environment, which we must not install into; so a temp dir holding only these packages (and
+# their dist-info, so pytest's entry-point lookup finds them by name) goes first on PYTHONPATH.
+# Only these: ci-budget's whole site-packages would shadow the project's own pins.
+PLUGIN_DISTS = ("pytest-json-report", "pytest-metadata", "pytest-reportlog")
+PROGRESS_MODULE = "ci_budget_progress"
+PYTEST_EXIT_NO_TESTS = 5
+
+
+class SelectionError(ValueError):
+    """Bad spec, unknown suite or empty selection: a usage error."""
+
+
+@dataclass
+class Job:
+    path: str
+    est_time: float
+    suite: str | None = None
+    selection: list[str] = field(default_factory=list)  # "::Class", "::Class::test"
+
+
+@dataclass
+class RunOptions:
+    root: Path
+    config: Config
+    out: Path
+    artifacts_dir: Path
+    python: str = sys.executable
+    mode: str = "pytest"
+    timeout_per_file: float | None = None
+    grace: float = 5.0
+    heartbeat: float = 60.0
+    poll: float = 0.25
+    fail_fast: bool = False
+    stream: TextIO | None = None  # progress lines; default stdout
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """'path[::Class[::test]]' or sglang's 'path::Class.test' -> (path, '::Class::test')."""
+    path, sep, rest = spec.partition("::")
+    if not path or (sep and not rest):
+        raise SelectionError(f"spec {spec!r}: expected path[::Class[::test]]")
+    if not sep:
+        return path, None
+    if "::" not in rest and "." in rest.split("[", 1)[0]:
+        cls, _, test = rest.partition(".")
+        rest = f"{cls}::{test}"
+    return path, "::" + rest
+
+
+def _rel_path(path: str, root: Path) -> str:
+    p = Path(path)
+    if not p.is_absolute() and (root / p).exists():
+        return (root / p).resolve().relative_to(root.resolve()).as_posix()
+    candidate = p if p.is_absolute() else Path.cwd() / p
+    try:
+        resolved = candidate.resolve()
+        if resolved.exists():
+            return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    raise SelectionError(f"spec path {path!r}: no such file under {root}")
+
+
+def select_jobs(
+    registrations: list[Registration],
+    root: Path,
+    suites: Iterable[str] = (),
+    specs: Iterable[str] = (),
+    partition: tuple[int, int] | None = None,
+) -> tuple[list[Job], list[FileResult]]:
+    """(jobs to run in order, disabled files reported as not-run)."""
+    suites, specs = list(suites), list(specs)
+    if not suites and not specs:
+        raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
+    known = {r.suite for r in registrations}
+    for s in suites:
+        if s not in known:
+            raise SelectionError(f"unknown suite {s!r} (known: {', '.join(sorted(known))})")
+    pool = [r for r in registrations if not suites or r.suite in suites]
+    by_file: dict[str, list[Registration]] = {}
+    for r in pool:
+        by_file.setdefault(r.file, []).append(r)
+    wanted: dict[str, list[str]] = {}  # path -> selectors; [] = the whole file
+    if specs:
+        for spec in specs:
+            raw, selector = parse_spec(spec)
+            path = _rel_path(raw, root)
+            if path not in by_file:
+                where = f" in suite(s) {', '.join(suites)}" if suites else ""
+                raise SelectionError(f"spec {spec!r}: {path} is not a registered test file{where}")
+            sel = wanted.setdefault(path, [])
+            if selector is None or sel == [None]:
+                wanted[path] = [None]
+            elif selector not in sel:
+                sel.append(selector)
+    else:
+        wanted = {path: [None] for path in by_file}
+    jobs: dict[str, Job] = {}
+    disabled: list[FileResult] = []
+    for path, selectors in wanted.items():
+        regs = [r for r in by_file[path] if r.enabled]
+        if not regs:
+            r = by_file[path][0]
+            disabled.append(
+                FileResult(
+                    path=path,
+                    suite=r.suite,
+                    est_time=r.est_time,
+                    status="not-run",
+                    message=f"disabled: {r.disabled}",
+                )
+            )
+            continue
+        top = max(regs, key=lambda r: r.est_time)
+        sel = [] if None in selectors else list(selectors)
+        jobs[path] = Job(path=path, est_time=top.est_time, suite=top.suite, selection=sel)
+    if not jobs and not disabled:
+        raise SelectionError(f"no registered files for {', '.join(suites + specs)}")
+    order = sorted(jobs, key=lambda p: (-jobs[p].est_time, p))
+    if partition is not None:
+        index, count = partition
+        order = lpt([(p, jobs[p].est_time) for p in jobs], count)[index]
+        if index != 0:
+            disabled = []  # reported once, by the first shard
+    return [jobs[p] for p in order], disabled
+
+
+def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
+    """Symlink the named distributions' top-level packages and dist-info dirs into `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in dists:
+        dist = importlib.metadata.distribution(name)
+        tops = {Path(f).parts[0] for f in dist.files or () if not str(f).startswith("..")}
+        for top in sorted(tops):
+            if top in ("__pycache__",) or top.endswith(".pth"):
+                continue
+            src = Path(dist.locate_file(top))
+            if src.exists() and not (dest / top).exists():
+                (dest / top).symlink_to(src)
+    shutil.copyfile(Path(__file__).with_name("pytest_progress.py"), dest / f"{PROGRESS_MODULE}.py")
+    return dest
+
+
+def _artifact_stem(path: str) -> str:
+    return path.replace("/", "__").removesuffix(".py")
+
+
+def _command(job: Job, opts: RunOptions, art: Path) -> tuple[list[str], Path]:
+    stem = _artifact_stem(job.path)
+    if opts.mode == "script":
+        cwd = (opts.root / opts.config.script_cwd).resolve()
+        target = (opts.root / job.path).resolve()
+        try:
+            file_arg = target.relative_to(cwd).as_posix()
+        except ValueError:
+            file_arg = str(target)
+        return [opts.python, file_arg, "-f"], cwd
+    targets = [job.path + s for s in job.selection] or [job.path]
+    return [
+        opts.python, "-m", "pytest", *targets,
+        "-p", "pytest_jsonreport", "-p", "pytest_reportlog", "-p", PROGRESS_MODULE,
+        "-p", "no:cacheprovider",
+        "--json-report", f"--json-report-file={art / (stem + '.json')}",
+        f"--report-log={art / (stem + '.jsonl')}",
+        "-q",
+    ], opts.root  # fmt: skip
+
+
+def _pump(src, sinks: list[TextIO], last: list[str]) -> None:
+    for raw in iter(src.readline, b""):
+        text = raw.decode("utf-8", errors="replace")
+        last[:] = [text[-1:]]
+        for sink in sinks:
+            try:
+                sink.write(text)
+                sink.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],
+             tag: str) -> FileResult:  # fmt: skip
+    art = opts.artifacts_dir
+    stem = _artifact_stem(job.path)
+    for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
+        (art / (stem + suffix)).unlink(missing_ok=True)
+    limit = opts.timeout_per_file or opts.config.timeout_for(job.est_time)
+    cmd, cwd = _command(job, opts, art)
+    env = dict(os.environ)
+    if plugin_dir is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(plugin_dir), env.get("PYTHONPATH")) if p
+        )
+        env["CI_BUDGET_PROGRESS_FILE"] = str(art / (stem + ".progress.jsonl"))
+    say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
+    log = open(art / (stem + ".log"), "w", encoding="utf-8")  # noqa: SIM115
+    start = time.monotonic()
+    tree = ProcessTree(cmd, cwd, env)
+    last: list[str] = []
+    sinks = [opts.stream or sys.stdout, log]
+    pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
+    pump.start()
+    timed_out, next_beat = False, start + opts.heartbeat
+    while True:
+        now = time.monotonic()
+        wait = min(opts.poll, max(0.0, start + limit - now))
+        try:
+            tree.proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        tree.record_descendants()
+        now = time.monotonic()
+        if now - start >= limit:
+            timed_out = True
+            break
+        if now >= next_beat:
+            say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
+            next_beat += opts.heartbeat
+    elapsed = time.monotonic() - start
+    kill_epoch = time.time()
+    stragglers = tree.terminate(opts.grace) if timed_out else tree.cleanup(opts.grace)
+    pump.join(timeout=5)
+    log.close()
+    if last and last[0] != "\n":  # keep our status line off the end of pytest's dots
+        say("")
+    result = _result(job, opts, art, stem, tree.proc.returncode, timed_out, elapsed, kill_epoch)
+    result.timeout = limit
+    if stragglers and not timed_out:
+        note = f"killed {len(stragglers)} leftover process(es) after the file ended"
+        result.message = f"{result.message}; {note}" if result.message else note
+    return result
+
+
+def _result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
+    res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
+                     exit_code=rc, selection=list(job.selection))  # fmt: skip
+    if opts.mode == "script":
+        res.status = "timeout" if timed_out else "passed" if rc == 0 else "failed"
+        if rc is not None and rc < 0 and not timed_out:
+            res.status, res.message = "crashed", f"killed by {_signame(-rc)}"
+        return res
+    lines = _read_lines(art / (stem + ".progress.jsonl")) + _read_lines(art / (stem + ".jsonl"))
+    try:
+        rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")))
+    except timings.ReportError as exc:
+        rlog, res.message = timings.ReportLog(), str(exc)
+    report = None
+    try:
+        report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
+        res.classes = timings.classes_from_json_report(report)
+    except (OSError, ValueError):
+        report = None
+    finished = rlog.finished or report is not None
+    if timed_out or not finished:
+        res.in_flight = rlog.in_flight
+        timings.charge_in_flight(rlog, kill_epoch)
+        res.classes = rlog.classes()
+    res.unattributed = timings.unattributed(elapsed, res.classes)
+    if timed_out:
+        res.status = "timeout"
+        res.message = f"timed out after {elapsed:.0f}s" + (
+            f" in {res.in_flight}" if res.in_flight else ""
+        )
+    elif not finished:
+        res.status = "crashed"
+        how = f"killed by {_signame(-rc)}" if rc is not None and rc < 0 else f"exited with {rc}"
+        res.message = f"{how} before the test session finished" + (
+            f" (in {res.in_flight})" if res.in_flight else ""
+        )
+    elif rc == 0:
+        res.status = "passed"
+    else:
+        res.status = "failed"
+        if rc == PYTEST_EXIT_NO_TESTS:
+            res.message = "no tests collected (pytest exit 5)"
+        elif rlog.collect_errors:
+            res.message = "; ".join(rlog.collect_errors)[: timings.MESSAGE_LIMIT]
+        else:
+            res.message = f"pytest exit {rc}"
+    return res
+
+
+def _signame(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def write_results(results: RunResults, out: Path) -> None:
+    """Atomic: a reader (or a later kill) sees the old file or the new one, never half."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(results.model_dump_json(indent=2))
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def timings_block(files: Iterable[FileResult]) -> str:
+    """sglang's block, byte-compatible for existing scrapers."""
+    rows = ["========== TIMINGS BEGIN =========="]
+    for f in files:
+        if f.status != "not-run":
+            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
+                                    "elapsed": round(f.elapsed, 1)}))  # fmt: skip
+    rows.append("========== TIMINGS END ==========")
+    return "\n".join(rows) + "\n"
+
+
+def run_jobs(
+    jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunOptions
+) -> RunResults:
+    stream = opts.stream or sys.stdout
+
+    def say(line: str) -> None:
+        stream.write(line + "\n")
+        stream.flush()
+
+    opts.artifacts_dir.mkdir(parents=True, exist_ok=True)
+    meta.started_at = datetime.now(timezone.utc)
+    results = RunResults(meta=meta, files=list(skipped))
+    write_results(results, opts.out)
+    with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp:
+        plugin_dir = prepare_plugin_dir(Path(tmp)) if opts.mode == "pytest" else None
+        stop = False
+        for i, job in enumerate(jobs, 1):
+            tag = f"[{i}/{len(jobs)}]"
+            if stop:
+                results.files.append(FileResult(path=job.path, suite=job.suite,
+                    est_time=job.est_time, status="not-run", message="not run: --fail-fast"))  # fmt: skip
+            else:
+                res = run_file(job, opts, plugin_dir, say, tag)
+                pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
+                say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
+                    f"{job.est_time:.0f}s{pct}" + (f" - {res.message}" if res.message else ""))  # fmt: skip
+                results.files.append(res)
+                stop = opts.fail_fast and res.status != "passed"
+            results.meta.finished_at = datetime.now(timezone.utc)
+            write_results(results, opts.out)
+    stream.write(timings_block(results.files))
+    stream.flush()
+    return results
+
+
+def exit_status(results: RunResults) -> int:
+    ran = [f for f in results.files if not (f.message or "").startswith("disabled:")]
+    return 0 if all(f.status == "passed" for f in ran) else 1

@@ -1,0 +1,323 @@
+"""Per-class timings from pytest's machine-readable reports. Pure: data in, models out.
+
+Two sources give the same `ClassTiming`s for the same run:
+- a pytest-json-report dict, written once when the session finishes;
+- a pytest-reportlog JSONL stream, written as each phase finishes, so it survives a timeout or a
+  crash. A test with a `setup` report but no `teardown` report (or only a start marker) was
+  running when the process died.
+
+A test's outcome is derived from its phase outcomes in both cases, so the two agree:
+a failed setup or teardown is an error, a skipped setup or call (skip, xfail) is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ci_budget.models import ClassTiming, FileResult, TestTiming
+
+PHASES = ("setup", "call", "teardown")
+START_MARKER = "CiBudgetTestStart"  # written by ci_budget.pytest_progress at logstart
+MESSAGE_LIMIT = 500
+
+
+class ReportError(ValueError):
+    """A report that cannot be read; the message names where."""
+
+
+def split_nodeid(nodeid: str) -> tuple[str, str]:
+    """(file path, group) where group is `path::Class` or, for module-level tests, `path`.
+
+    Parameters (`test_x[a::b/c]`) may contain `::` and `/`, so the bracket part is cut first.
+    Nested classes group under the innermost class: every component but the test name.
+    """
+    head, sep, rest = nodeid.partition("::")
+    if not sep:
+        return head, head
+    bracket = rest.find("[")
+    if bracket >= 0:
+        rest = rest[:bracket]
+    parts = rest.split("::")
+    if len(parts) <= 1:
+        return head, head
+    return head, head + "::" + "::".join(parts[:-1])
+
+
+def normalise_properties(raw: Any) -> dict[str, Any]:
+    """user_properties as a dict: json-report writes [{k: v}], reportlog writes [[k, v]]."""
+    out: dict[str, Any] = {}
+    if isinstance(raw, dict):
+        return dict(raw)
+    for item in raw or ():
+        if isinstance(item, dict):
+            out.update({str(k): v for k, v in item.items()})
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            out[str(item[0])] = item[1]
+    return out
+
+
+def _short(text: str | None) -> str | None:
+    if not text:
+        return None
+    text = text.strip()
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
+class _Test:
+    """One test's phases as they arrive."""
+
+    __slots__ = ("nodeid", "durations", "outcomes", "props", "message")
+
+    def __init__(self, nodeid: str):
+        self.nodeid = nodeid
+        self.durations: dict[str, float] = {}
+        self.outcomes: dict[str, str] = {}
+        self.props: dict[str, Any] = {}
+        self.message: str | None = None
+
+    def phase(self, when: str, outcome: str, duration: float, message: str | None) -> None:
+        self.durations[when] = float(duration or 0.0)
+        self.outcomes[when] = outcome
+        if outcome == "failed" and self.message is None:
+            self.message = message
+
+    @property
+    def finished(self) -> bool:
+        return "teardown" in self.outcomes
+
+    def outcome(self) -> str:
+        o = self.outcomes
+        if not self.finished:
+            return "running"
+        if o.get("setup") == "failed" or o.get("teardown") == "failed":
+            return "error"
+        if o.get("setup") == "skipped" or o.get("call") == "skipped":
+            return "skipped"
+        if o.get("call") == "failed":
+            return "failed"
+        return "passed"
+
+    def timing(self) -> TestTiming:
+        d = self.durations
+        return TestTiming(
+            nodeid=self.nodeid,
+            outcome=self.outcome(),
+            setup=d.get("setup", 0.0),
+            call=d.get("call", 0.0),
+            teardown=d.get("teardown", 0.0),
+            user_properties=self.props,
+            message=self.message,
+        )
+
+
+COUNTERS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}
+
+
+def _classes(tests: Iterable[_Test]) -> list[ClassTiming]:
+    """Group tests by class in order of first appearance; one pass over the tests."""
+    groups: dict[str, list[TestTiming]] = {}
+    for test in tests:
+        groups.setdefault(split_nodeid(test.nodeid)[1], []).append(test.timing())
+    out = []
+    for name, cases in groups.items():
+        total = sum(c.total for c in cases)
+        setup, teardown = cases[0].setup, cases[-1].teardown
+        counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+        for c in cases:
+            key = COUNTERS.get(c.outcome)
+            if key:
+                counts[key] += 1
+        out.append(
+            ClassTiming(
+                name=name,
+                class_setup=setup,
+                tests=max(0.0, total - setup - teardown),
+                class_teardown=teardown,
+                total=total,
+                complete=all(c.outcome != "running" for c in cases),
+                test_cases=cases,
+                **counts,
+            )
+        )
+    return out
+
+
+def _crash_message(phase: dict) -> str | None:
+    crash = phase.get("crash")
+    if isinstance(crash, dict) and crash.get("message"):
+        return _short(str(crash["message"]))
+    longrepr = phase.get("longrepr")
+    if isinstance(longrepr, str) and longrepr.strip():
+        return _short(longrepr.strip().splitlines()[-1])
+    return None
+
+
+def _json_tests(data: dict) -> list[_Test]:
+    raw = data.get("tests")
+    if not isinstance(raw, list):
+        raise ReportError("json report: missing 'tests' list")
+    tests = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("nodeid"), str):
+            raise ReportError(f"json report: tests[{i}] has no nodeid")
+        test = _Test(item["nodeid"])
+        for when in PHASES:
+            phase = item.get(when)
+            if isinstance(phase, dict):
+                test.phase(
+                    when,
+                    str(phase.get("outcome", "passed")),
+                    phase.get("duration", 0.0),
+                    _crash_message(phase),
+                )
+        if not test.finished and "setup" in test.outcomes:
+            # json-report omits phases that did not run; a finished report means it finished.
+            test.outcomes["teardown"] = "passed"
+        test.props = normalise_properties(item.get("user_properties"))
+        tests.append(test)
+    return tests
+
+
+def classes_from_json_report(data: dict) -> list[ClassTiming]:
+    return _classes(_json_tests(data))
+
+
+def _reportlog_message(longrepr: Any) -> str | None:
+    if isinstance(longrepr, dict):
+        crash = longrepr.get("reprcrash")
+        if isinstance(crash, dict) and crash.get("message"):
+            return _short(str(crash["message"]))
+        return None
+    if isinstance(longrepr, str) and longrepr.strip():
+        return _short(longrepr.strip().splitlines()[-1])
+    return None
+
+
+class ReportLog:
+    """What a (possibly cut-short) reportlog says: tests, collection errors, session end."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, _Test] = {}
+        self.collect_errors: list[str] = []
+        self.finished = False
+        self.exitstatus: int | None = None
+        self.started: dict[str, float] = {}  # nodeid -> start time, from the progress plugin
+
+    @property
+    def in_flight(self) -> str | None:
+        """The last test that started and did not finish."""
+        for nodeid in reversed(self.tests):
+            if not self.tests[nodeid].finished:
+                return nodeid
+        return None
+
+    def classes(self) -> list[ClassTiming]:
+        return _classes(self.tests.values())
+
+
+def parse_reportlog(lines: Iterable[str], source: str = "reportlog") -> ReportLog:
+    """Read JSONL lines; a torn last line (the writer was killed mid-write) is ignored."""
+    log = ReportLog()
+    pending: tuple[int, str] | None = None
+    for number, line in enumerate(lines, 1):
+        if pending is not None:
+            raise ReportError(f"{source}:{pending[0]}: invalid JSON: {pending[1]}")
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            pending = (number, exc.msg)  # fatal only if more lines follow
+            continue
+        if not isinstance(entry, dict):
+            raise ReportError(f"{source}:{number}: expected a JSON object")
+        _reportlog_entry(log, entry, source, number)
+    return log
+
+
+def _reportlog_entry(log: ReportLog, entry: dict, source: str, number: int) -> None:
+    kind = entry.get("$report_type")
+    if kind == START_MARKER:
+        nodeid = entry.get("nodeid")
+        if isinstance(nodeid, str):
+            log.tests.setdefault(nodeid, _Test(nodeid))
+            log.started[nodeid] = float(entry.get("start") or 0.0)
+    elif kind == "TestReport":
+        nodeid, when = entry.get("nodeid"), entry.get("when")
+        if not isinstance(nodeid, str) or when not in PHASES:
+            raise ReportError(f"{source}:{number}: TestReport without nodeid/when")
+        test = log.tests.get(nodeid)
+        if test is None:
+            test = log.tests[nodeid] = _Test(nodeid)
+        test.phase(
+            when,
+            str(entry.get("outcome", "passed")),
+            entry.get("duration", 0.0),
+            _reportlog_message(entry.get("longrepr")),
+        )
+        props = entry.get("user_properties")
+        if props:
+            test.props = normalise_properties(props)
+    elif kind == "CollectReport" and entry.get("outcome") == "failed":
+        msg = _reportlog_message(entry.get("longrepr")) or "collection failed"
+        log.collect_errors.append(f"{entry.get('nodeid') or '<session>'}: {msg}")
+    elif kind == "SessionFinish":
+        log.finished = True
+        status = entry.get("exitstatus")
+        log.exitstatus = status if isinstance(status, int) else None
+
+
+def charge_in_flight(log: ReportLog, until: float) -> None:
+    """Give the test that was running the time from its start marker to `until` (epoch seconds,
+    when the runner killed it or saw it die), in the phase it was in, so its class is charged
+    for a hang in setUpClass instead of the time vanishing into `unattributed`."""
+    for nodeid, start in log.started.items():
+        test = log.tests[nodeid]
+        if test.finished or not start:
+            continue
+        spent = max(0.0, until - start - sum(test.durations.values()))
+        for when in PHASES:
+            if when not in test.durations:
+                test.durations[when] = spent
+                break
+
+
+def classes_from_reportlog(lines: Iterable[str]) -> list[ClassTiming]:
+    return parse_reportlog(lines).classes()
+
+
+def unattributed(wall: float, classes: Iterable[ClassTiming]) -> float:
+    """Wall time not inside any test phase: start-up, imports, collection. Never negative."""
+    return max(0.0, wall - sum(c.total for c in classes))
+
+
+def file_results_from_json_report(data: dict) -> list[FileResult]:
+    """One FileResult per test file of a json report; elapsed is the sum of its test phases."""
+    tests = _json_tests(data)
+    by_file: dict[str, list[_Test]] = {}
+    for test in tests:
+        by_file.setdefault(split_nodeid(test.nodeid)[0], []).append(test)
+    collect_failed: dict[str, str] = {}
+    for item in data.get("collectors") or ():
+        if isinstance(item, dict) and item.get("outcome") == "failed":
+            path = split_nodeid(str(item.get("nodeid") or ""))[0]
+            if not path:
+                continue
+            collect_failed.setdefault(path, _crash_message(item) or "collection failed")
+    results = []
+    for path in [*by_file, *(p for p in collect_failed if p not in by_file)]:
+        classes = _classes(by_file.get(path, []))
+        bad = any(c.failed or c.errors for c in classes) or path in collect_failed
+        results.append(
+            FileResult(
+                path=path,
+                elapsed=sum(c.total for c in classes),
+                status="failed" if bad else "passed",
+                classes=classes,
+                message=collect_failed.get(path),
+            )
+        )
+    return results
