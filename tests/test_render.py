@@ -1,0 +1,226 @@
+"""Markdown, terminal and registry table rendering, including the comment size limit."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from ci_budget.budget import build_report
+from ci_budget.config import Config
+from ci_budget.models import (
+    ArchCell,
+    ArchRow,
+    ClassTiming,
+    FileResult,
+    Problem,
+    Registration,
+    RegistryScan,
+    RunResults,
+)
+from ci_budget.render import bar, markdown, registry_table, terminal
+
+SUITE = "base-b-test-1-gpu-large"
+
+
+def reg(path, est=790.0, suite=SUITE, **kw):
+    return Registration(
+        file=path, line=3, function="register_cuda_ci", backend="cuda", est_time=est, suite=suite,
+        **kw,
+    )  # fmt: skip
+
+
+def cls(path, total):
+    return ClassTiming(
+        name=f"{path}::TestX", class_setup=10, tests=total - 12, class_teardown=2, total=total
+    )
+
+
+def small_report():
+    regs = RegistryScan(
+        registrations=[reg("t/over.py"), reg("t/ok.py"), reg("t/pipe|name.py"), reg("t/to.py")],
+        errors=[Problem(file="t/ok.py", line=9, col=1, message="est_time must be positive")],
+    )
+    files = [
+        FileResult(
+            path="t/over.py", suite=SUITE, elapsed=900, status="passed",
+            classes=[cls("t/over.py", 800)], unattributed=100,
+        ),
+        FileResult(path="t/ok.py", suite=SUITE, elapsed=500, status="passed"),
+        FileResult(path="t/pipe|name.py", suite=SUITE, elapsed=700, status="passed"),
+        FileResult(
+            path="t/to.py", suite=SUITE, elapsed=1900, status="timeout", timeout=1900,
+            in_flight="t/to.py::TestX::test_slow",
+        ),
+    ]  # fmt: skip
+    report = build_report(regs, [RunResults(files=files)], Config())
+    report.arch_rows = [
+        ArchRow(
+            file="t/over.py", line=40, group="fix-7", case="fp8 | gemm",
+            reverted={"sm90": ArchCell(raw="1.25", values=[1.25]), "sm100": ArchCell(na=True)},
+            flags=["sm100 not on CI"],
+        ),
+        ArchRow(file="t/over.py", line=41, case="unflagged row"),
+    ]  # fmt: skip
+    return report
+
+
+def test_markdown_sections_and_order():
+    md = markdown(small_report())
+    lines = md.splitlines()
+    assert lines[0] == "<!-- ci-budget:run -->"
+    assert "1 timed out, 1 over budget, 1 near, 1 ok" in lines[1]
+    # overruns first, then near, then ok
+    assert (
+        md.index("`t/to.py`")
+        < md.index("`t/over.py`")
+        < md.index("### 🟡 Near budget (1)")
+        < md.index("`t/ok.py`")
+    )
+    row = next(line for line in lines if line.startswith("| `t/over.py`"))
+    assert "`█████████░` 114%" not in row and "`██████████` 114%" in row
+    assert "🔴 over" in row and "est_time=1080" in row
+    assert "| `t/over.py::TestX` | 10s | 788s | 2s | 800s | 89% |" in md
+    assert "_unattributed: start-up, imports, collection_ | | | | 100s | 11% |" in md
+    assert "Running when it was cut off: `t/to.py::TestX::test_slow`" in md
+    assert "est_time>=2280" in md and "lower bound" in md
+    assert "t/over.py: est_time=1080  # was 790, measured 900s" in md
+    assert "### Suite totals" in md and "| base-b-test-1-gpu-large | 4 |" in md
+    assert "### Registry problems" in md and "est_time must be positive" in md
+    assert "### Architecture rows not verified on CI hardware" in md
+    assert "sm90: 1.25; sm100: n/a" in md and "sm100 not on CI" in md
+    assert "unflagged row" not in md
+    assert "not shown" not in md
+
+
+def test_markdown_escapes_pipes_in_cells():
+    md = markdown(small_report())
+    assert "| `t/pipe\\|name.py` |" in md
+    assert "| fp8 \\| gemm |" in md
+    for line in md.splitlines():
+        if line.startswith("| `t/pipe"):
+            # an unescaped pipe would add a column
+            assert len(re.findall(r"(?<!\\)\|", line)) == 8
+
+
+def test_markdown_kind_marker():
+    report = small_report()
+    report.kind = "nightly"
+    assert markdown(report).startswith("<!-- ci-budget:nightly -->\n")
+
+
+def test_bar():
+    assert bar(0.92) == "█████████░"
+    assert bar(1.5) == "██████████"
+    assert bar(0.0) == "░░░░░░░░░░"
+    assert bar(None) == "░░░░░░░░░░"
+
+
+def big_report(n=5000, over_every=17):
+    regs, files = [], []
+    for i in range(n):
+        path = f"test/registered/area{i % 41}/test_case_{i:05d}.py"
+        regs.append(reg(path, 100.0))
+        if i % over_every == 0:
+            elapsed = 150.0
+        elif i % 5 == 0:
+            elapsed = 90.0
+        else:
+            elapsed = 60.0
+        status = "timeout" if i % 997 == 1 else "failed" if i % 1201 == 2 else "passed"
+        files.append(
+            FileResult(
+                path=path, suite=SUITE, elapsed=elapsed, status=status,
+                classes=[cls(path, elapsed - 4)], unattributed=4,
+            )
+        )  # fmt: skip
+    return build_report(regs, [RunResults(files=files)], Config())
+
+
+def test_markdown_limit_with_5000_files_keeps_every_overrun():
+    report = big_report()
+    attention = [line for line in report.lines if line.status in ("over", "timeout", "failed")]
+    assert 300 < len(attention) < 400
+    md = markdown(report)
+    assert len(md) <= 65536
+    for line in attention:
+        assert f"| `{line.file}` |" in md
+    ok = sum(line.status == "ok" for line in report.lines)
+    assert f"{ok:,} ok files not shown" in md
+    assert "per-class breakdowns not shown" in md
+    assert "### Suite totals" in md
+
+
+def test_markdown_compact_form_when_even_overruns_do_not_fit():
+    report = big_report(n=3000, over_every=2)  # ~1,500 over lines
+    md = markdown(report)
+    assert len(md) <= 65536
+    over = [line for line in report.lines if line.status in ("over", "timeout", "failed")]
+    assert "| File | Suite |" not in md.split("### 🟡")[0]  # table turned into a list
+    shown = sum(f"`{line.file}` (" in md for line in over)
+    if shown < len(over):
+        assert f"{len(over) - shown:,} more over/timeout/failed files" in md
+    assert shown > 500
+
+
+def test_markdown_tiny_limit_is_still_respected():
+    md = markdown(small_report(), limit=300)
+    assert len(md) <= 300
+    assert md.startswith("<!-- ci-budget:run -->")
+
+
+def test_terminal_is_aligned_text():
+    text = terminal(small_report())
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("STATUS"))
+    rows = [line for line in lines if line.startswith(("timeout ", "over ", "near ", "ok "))]
+    assert len(rows) == 4
+    assert {row.index("t/") for row in rows} == {header.index("FILE")}
+    assert "running when cut off: t/to.py::TestX::test_slow" in text
+    assert "(unattributed)" in text
+    assert "Architecture rows not verified on CI hardware:" in text
+    assert "error: t/ok.py:9:1: est_time must be positive" in text
+
+
+def test_registry_table_groups_by_suite():
+    regs = [
+        reg("t/a.py", 100.0),
+        reg("t/b.py", 300.0, nightly=True),
+        reg("t/c.py", 50.0, disabled="flaky on H100"),
+        reg("t/d.py", 20.0, suite="legacy-suite"),
+    ]
+    text = registry_table(regs)
+    lines = text.splitlines()
+    assert lines[0] == f"{SUITE}  3 files, 1 disabled  400s"
+    assert lines[1].split() == ["300s", "cuda", "t/b.py", "[nightly]"]
+    assert lines[3].split()[:3] == ["50s", "cuda", "t/c.py"]
+    assert lines[3].endswith("[disabled: flaky on H100]")
+    assert "legacy-suite  1 file  20s" in lines
+    assert lines[-1] == "4 files in 2 suites, 420s enabled budget"
+    assert registry_table([]) == "no registered files\n"
+
+
+SCAN_FILE = """\
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time={est}, stage="base-b", runner_config="1-gpu-large")
+
+if __name__ == "__main__":
+    print("run")
+"""
+
+
+def test_scan_command_prints_the_table(tmp_path):
+    tests = tmp_path / "test" / "registered"
+    tests.mkdir(parents=True)
+    (tests / "test_one.py").write_text(SCAN_FILE.format(est=790))
+    (tests / "test_two.py").write_text(SCAN_FILE.format(est=60))
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "scan", "--root", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"{SUITE}  2 files  850s"
+    assert lines[1].split() == ["790s", "cuda", "test/registered/test_one.py"]
+    assert lines[2].split() == ["60s", "cuda", "test/registered/test_two.py"]
