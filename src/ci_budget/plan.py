@@ -349,8 +349,10 @@ def suite_rows(
 
 
 def _summary(rows: Sequence[MatrixRow]) -> str:
-    suites = list(dict.fromkeys(r.suite or r.name for r in rows))
-    return f"{_count(suites, 'suite')} in {_count(rows, 'job')}: {', '.join(suites)}"
+    suites = list(dict.fromkeys(r.suite for r in rows if r.suite))
+    parts = [f"{_count(suites, 'suite')} ({', '.join(suites)})"] if suites else []
+    parts += [f"{_count(r.specs, 'spec')} on {r.runner_config}" for r in rows if not r.suite]
+    return f"{_count(rows, 'job')}: " + "; ".join(parts)
 
 
 # --- workflow_dispatch and the command line ---------------------------------------------------
