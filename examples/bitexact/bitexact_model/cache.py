@@ -110,9 +110,7 @@ class PrefixCache:
             b = self.model.backend
             h = b.copy(snap.h)
             self.hits += 1
-            restored = State(
-                h=h, keys=b.copy(snap.keys), values=b.copy(snap.values), n=snap.n
-            )
+            restored = State(h=h, keys=b.copy(snap.keys), values=b.copy(snap.values), n=snap.n)
             restored.h_ckpt, restored.ckpt_n = h, snap.n
             return restored, n
         return self.model.new_state(), 0
