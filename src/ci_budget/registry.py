@@ -19,6 +19,7 @@ POSITIONAL = ("est_time", "suite", "nightly", "disabled")
 KEYWORD_ONLY = ("stage", "runner_config", "in_process_group")
 ALL_PARAMS = POSITIONAL + KEYWORD_ONLY
 STRING_PARAMS = ("suite", "stage", "runner_config", "disabled", "in_process_group")
+NO_REGISTRATION = "no registration found (add a top-level register_*_ci(...) call)"
 _MISSING = object()
 
 
@@ -194,19 +195,27 @@ class _FileScan:
         return ok
 
     def module(self, tree: ast.Module) -> None:
-        top_level_calls: set[int] = set()
-        has_main = False
-        for stmt in tree.body:
+        calls = self.top_level(tree.body)
+        self.stray_calls(tree, calls)
+        self.finish(calls.has_main)
+
+    def top_level(self, body: list[ast.stmt]) -> _TopLevel:
+        """Registrations among top-level statements; also whether a main block runs something."""
+        seen = _TopLevel()
+        for stmt in body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 func = stmt.value.func
                 if isinstance(func, ast.Name) and func.id in self.names:
-                    top_level_calls.add(id(stmt.value))
+                    seen.ids.add(id(stmt.value))
                     self.call(stmt.value, func.id)
             elif isinstance(stmt, ast.If) and _is_main_block_with_call(stmt):
-                has_main = True
-        # Calls that look like registrations but are not: sglang ignores them silently.
+                seen.has_main = True
+        return seen
+
+    def stray_calls(self, tree: ast.AST, seen: _TopLevel) -> None:
+        """Calls that look like registrations but are not: sglang ignores them silently."""
         stray = sorted(
-            (n for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) not in top_level_calls),
+            (n for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) not in seen.ids),
             key=lambda n: (n.lineno, n.col_offset),
         )
         for node in stray:
@@ -223,18 +232,31 @@ class _FileScan:
                     f"{_describe(func)}() is an attribute call; only a bare "
                     f"{func.attr}() call is a registration",
                 )
+
+    def finish(self, has_main: bool) -> None:
         mine = self.registrations
         if not mine and not self.errors:
-            self.warn(None, "no registration found (add a top-level register_*_ci(...) call)")
+            self.warn(None, NO_REGISTRATION)
         if any(r.enabled for r in mine) and not has_main and self.config.main_block != "ignore":
             problem = (
                 'no `if __name__ == "__main__":` block that calls something; '
                 "`python3 FILE` would run no test"
             )
             target = self.errors if self.config.main_block == "error" else self.warnings
-            target.append(
-                Problem(file=self.rel, line=mine[0].line, col=mine[0].col, message=problem)
-            )
+            first = mine[0]
+            target.append(Problem(file=self.rel, line=first.line, col=first.col, message=problem))
+
+    def result(self) -> RegistryScan:
+        self.warnings.sort(key=lambda p: (p.line, p.col))
+        return RegistryScan(
+            registrations=self.registrations, errors=self.errors, warnings=self.warnings
+        )
+
+
+class _TopLevel:
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.has_main = False
 
 
 def _is_main_block_with_call(stmt: ast.If) -> bool:
@@ -258,34 +280,27 @@ def mentions_registration(data: bytes, config: Config) -> bool:
     return any(name.encode() in data for name in config.register_functions)
 
 
+def parse_error(rel: str, exc: Exception) -> RegistryScan:
+    if isinstance(exc, SyntaxError):
+        line, col, msg = exc.lineno or 1, exc.offset or 1, exc.msg
+    else:  # ValueError: null bytes, bad encoding declarations
+        line, col, msg = 1, 1, str(exc)
+    return RegistryScan(errors=[Problem(file=rel, line=line, col=col, message=f"cannot parse: {msg}")])
+
+
 def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
-    """Scan one file's source. Pure: no file system access."""
+    """Scan one file's source by parsing all of it. Pure: no file system access."""
     raw = data.encode() if isinstance(data, str) else data
     scan = _FileScan(rel, config)
     if not mentions_registration(raw, config):
-        scan.warn(None, "no registration found (add a top-level register_*_ci(...) call)")
-        return RegistryScan(warnings=scan.warnings)
+        scan.warn(None, NO_REGISTRATION)
+        return scan.result()
     try:
         tree = ast.parse(raw, filename=rel)
-    except SyntaxError as exc:
-        return RegistryScan(
-            errors=[
-                Problem(
-                    file=rel,
-                    line=exc.lineno or 1,
-                    col=exc.offset or 1,
-                    message=f"cannot parse: {exc.msg}",
-                )
-            ]
-        )
-    except ValueError as exc:  # null bytes, bad encoding declarations
-        return RegistryScan(
-            errors=[Problem(file=rel, line=1, col=1, message=f"cannot parse: {exc}")]
-        )
+    except (SyntaxError, ValueError) as exc:
+        return parse_error(rel, exc)
     scan.module(tree)
-    return RegistryScan(
-        registrations=scan.registrations, errors=scan.errors, warnings=scan.warnings
-    )
+    return scan.result()
 
 
 def _excluded(rel: str, config: Config) -> bool:
@@ -314,26 +329,17 @@ def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
     return out
 
 
-def scan_files(root: Path, rels: Iterable[str], config: Config) -> RegistryScan:
-    scans = []
-    for rel in rels:
-        try:
-            data = (root / rel).read_bytes()
-        except OSError as exc:
-            scans.append(
-                RegistryScan(
-                    errors=[
-                        Problem(file=rel, line=0, col=0, message=f"cannot read: {exc.strerror}")
-                    ]
-                )
-            )
-            continue
-        scans.append(scan_source(data, rel, config))
-    return merge(scans)
+def scan_files(
+    root: Path, rels: Iterable[str], config: Config, *, full: bool = False, jobs: int | None = None
+) -> RegistryScan:
+    """Scan the given repo-relative files (fast path, both cores; see `scanner`)."""
+    from ci_budget.scanner import scan_paths
+
+    return scan_paths(root, list(rels), config, full=full, jobs=jobs)
 
 
-def scan_tree(root: Path, config: Config) -> RegistryScan:
-    return scan_files(root, discover(root, config), config)
+def scan_tree(root: Path, config: Config, **kwargs) -> RegistryScan:
+    return scan_files(root, discover(root, config), config, **kwargs)
 
 
 def select(

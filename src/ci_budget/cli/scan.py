@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ci_budget.cli.common import add_common, add_subcommand
 
 
@@ -23,6 +25,15 @@ def add_parser(sub):
     p.add_argument(
         "--backend", action="append", default=[], help="only this backend (cuda, cpu, ...)"
     )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="parse every file completely (also finds syntax errors after the registrations)",
+    )
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--cache", type=Path, default=None, help="reuse results of unchanged files (a JSON file)"
+    )
     return p
 
 
@@ -31,10 +42,12 @@ def run(args) -> int:
     import sys
 
     from ci_budget.cli.common import load
-    from ci_budget.registry import scan_tree, select
+    from ci_budget.registry import discover, select
+    from ci_budget.scanner import scan_paths
 
     root, config = load(args)
-    scan = scan_tree(root, config)
+    rels = discover(root, config)
+    scan = scan_paths(root, rels, config, full=args.full, jobs=args.jobs, cache=args.cache)
     regs = select(scan, args.suite, args.stage, args.runner_config, args.backend)
     if args.format == "json":
         payload = {

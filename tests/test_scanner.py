@@ -1,0 +1,88 @@
+"""The fast scan gives exactly the full parse's records, errors and warnings."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.gentree import make_tree
+from ci_budget.config import Config
+from ci_budget.registry import discover, scan_source
+from ci_budget.scanner import scan_paths, scan_source_fast
+
+MAIN = 'if __name__ == "__main__":\n    unittest.main()\n'
+TRICKY = {
+    "docstring_mentions_call": '"""\nregister_cuda_ci(5, "doc")\n"""\nregister_cuda_ci(6, "s")\n'
+    + MAIN,
+    "last_candidate_in_docstring": 'register_cuda_ci(6, "s")\nX = """\nregister_cuda_ci(5, "d")\n"""\n'
+    + MAIN,
+    "candidate_inside_brackets": 'x = [\nregister_cuda_ci(5, "a"),\n]\nregister_cuda_ci(6, "s")\n'
+    + MAIN,
+    "nested_call_after": 'register_cuda_ci(6, "s")\n\ndef f():\n    register_cuda_ci(1, "x")\n'
+    + MAIN,
+    "attribute_call": 'import m\nregister_cuda_ci(6, "s")\nm.register_cuda_ci(1, "x")\n' + MAIN,
+    "paren_in_string": 'register_cuda_ci(6, "s (x", disabled=")")\n' + MAIN,
+    "triple_quote_in_call": 'register_cuda_ci(6, """s""")\n' + MAIN,
+    "multiline_with_comment": 'register_cuda_ci(\n    6,  # why (really)\n    "s",\n)\n' + MAIN,
+    "main_without_call": 'register_cuda_ci(6, "s")\nif __name__ == "__main__":\n    pass\n',
+    "two_main_blocks": 'register_cuda_ci(6, "s")\nif __name__ == "__main__":\n    run()\n'
+    "x = 1\nif __name__ == '__main__':\n    pass\n",
+    "registration_after_main": MAIN + 'register_cuda_ci(6, "s")\n',
+    "syntax_error_before": 'def broken(:\n    pass\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "syntax_error_in_call": 'register_cuda_ci(6, "s"\n' + MAIN,
+    "import_only": "from sglang.test.ci.ci_register import register_cuda_ci\n\ndef test(): pass\n",
+    "stub_and_indented_call": "def register_cuda_ci(*a):\n    pass\nif True:\n"
+    '    register_cuda_ci(5, "s")\n',
+    "longer_name": 'register_cuda_ci_extra(5, "s")\nregister_cuda_ci(6, "t")\n' + MAIN,
+    "space_before_paren": 'register_cuda_ci (6, "s")\n' + MAIN,
+    "errors": "register_cuda_ci(est_time=True, suite=7)\nregister_cuda_ci(5, FLAG)\n" + MAIN,
+    "first_line": 'register_cuda_ci(6, "s")',
+    "continuation": 'x = 1 + \\\n0\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "crlf": 'register_cuda_ci(6, "s")\r\nif __name__ == "__main__":\r\n    main()\r\n',
+    "bom": '\ufeffregister_cuda_ci(6, "s")\n' + MAIN,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_sources_match_the_full_parse(name):
+    raw = TRICKY[name].encode()
+    assert scan_source_fast(raw, "t.py", Config()) == scan_source(raw, "t.py", Config())
+
+
+def test_generated_tree_matches_the_full_parse(tmp_path):
+    rels = make_tree(tmp_path, 120)
+    config = Config()
+    fast = scan_paths(tmp_path, rels, config, jobs=1)
+    assert fast == scan_paths(tmp_path, rels, config, full=True, jobs=1)
+    assert len(fast.registrations) > 100 and fast.errors and fast.warnings
+
+
+def test_workers_and_cache_give_the_same_scan(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    rels = make_tree(root, 60)
+    config = Config()
+    expected = scan_paths(root, rels, config, jobs=1)
+    monkeypatch.setattr("ci_budget.scanner.PARALLEL_MIN_FILES", 1)
+    assert scan_paths(root, rels, config, jobs=2) == expected
+    cache = tmp_path / "cache.json"
+    assert scan_paths(root, rels, config, cache=cache) == expected
+    assert cache.exists()
+    # a changed file is rescanned, the rest come from the cache
+    (root / rels[0]).write_text('register_cuda_ci(7, "changed")\n' + MAIN)
+    again = scan_paths(root, rels, config, cache=cache)
+    assert [r for r in again.registrations if r.file == rels[0]][0].suite == "changed"
+    assert again == scan_paths(root, rels, config, jobs=1)
+
+
+def test_cache_is_dropped_when_the_config_changes(tmp_path):
+    rels = make_tree(tmp_path / "repo", 10)
+    cache = tmp_path / "cache.json"
+    scan_paths(tmp_path / "repo", rels, Config(), cache=cache)
+    strict = Config(main_block="error")
+    assert scan_paths(tmp_path / "repo", rels, strict, cache=cache) == scan_paths(
+        tmp_path / "repo", rels, strict, full=True
+    )
+
+
+def test_discover_on_generated_tree(tmp_path):
+    rels = make_tree(tmp_path, 5)
+    assert discover(tmp_path, Config()) == rels
