@@ -1,0 +1,44 @@
+"""`python -m benchmarks [--smoke] [--only NAME ...]`: every benchmark, one table.
+
+Each benchmark measures its baseline and ci-budget in the same run and prints the ratio, so the
+numbers compare on whatever machine runs them. `--smoke` runs tiny sizes (used by the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import platform
+import sys
+
+from benchmarks.common import table
+
+# name -> (module, full-size kwargs, smoke kwargs)
+BENCHMARKS = {
+    "registry": ("benchmarks.registry_bench", {}, {"files": 40, "repeat": 1}),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, to check they still run")
+    parser.add_argument("--only", nargs="*", choices=sorted(BENCHMARKS), help="run only these")
+    args = parser.parse_args(argv)
+    print(
+        f"# ci-budget benchmarks on {platform.node()}: {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}, {sys.platform}"
+    )
+    rows = []
+    for name in args.only or BENCHMARKS:
+        module_name, full, smoke = BENCHMARKS[name]
+        module = importlib.import_module(module_name)
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        rows.extend(module.run(**(smoke if args.smoke else full)))
+    sys.stdout.write(table(rows))
+    return 1 if any(r.verdict == "WRONG" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
