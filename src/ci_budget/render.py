@@ -156,7 +156,7 @@ def terminal(report: Report) -> str:
                     pct(line.ratio),
                     bar(line.ratio),
                     secs(line.measured),
-                    secs(line.est_time),
+                    secs(line.est_time or None),
                     suggestion_text(line),
                     line.suite,
                     line.file,

@@ -1,0 +1,293 @@
+"""`ci-budget report` end to end: real files, real subprocesses, GitHub Actions sinks."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from ci_budget.models import Report
+
+SUITE = "base-b-test-1-gpu-large"
+TEST_FILE = """\
+from sglang.test.ci.ci_register import register_cuda_ci
+
+register_cuda_ci(est_time={est}, stage="base-b", runner_config="1-gpu-large")
+
+
+def test_quick():
+    assert 1 + 1 == 2
+
+
+if __name__ == "__main__":
+    print("run")
+"""
+
+
+def make_tree(root: Path, budgets: dict[str, float]) -> None:
+    tests = root / "test" / "registered"
+    tests.mkdir(parents=True, exist_ok=True)
+    for name, est in budgets.items():
+        (tests / name).write_text(TEST_FILE.format(est=est))
+
+
+def write_results(path: Path, files: list[dict]) -> Path:
+    data = {"schema_version": 1, "meta": {"suites": [SUITE]}, "files": files}
+    path.write_text(json.dumps(data))
+    return path
+
+
+def entry(name: str, elapsed: float, status: str = "passed", **kw) -> dict:
+    return {"path": f"test/registered/{name}", "elapsed": elapsed, "status": status, **kw}
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GITHUB_") and k not in ("CI", "RUNNER_TEMP")
+    }
+    env.update(extra)
+    return env
+
+
+def cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env or clean_env(),
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def tree(tmp_path):
+    make_tree(tmp_path, {"test_over.py": 790, "test_ok.py": 100, "test_slow.py": 600})
+    write_results(
+        tmp_path / "results-0.json",
+        [entry("test_over.py", 900.0), entry("test_ok.py", 50.0)],
+    )
+    write_results(
+        tmp_path / "results-1.json",
+        [entry("test_slow.py", 1800.0, "timeout", timeout=1800.0, in_flight="x::T::t")],
+    )
+    return tmp_path
+
+
+def test_report_writes_markdown_and_json(tree):
+    proc = cli(tree, "--results", str(tree / "results-*.json"), "--out", "out/report.md")
+    assert proc.returncode == 0, proc.stderr
+    md = (tree / "out" / "report.md").read_text()
+    assert proc.stdout == md  # not a tty: markdown on stdout
+    assert md.startswith("<!-- ci-budget:run -->\n")
+    assert "| `test/registered/test_over.py` |" in md and "est_time=1080" in md
+    report = Report.model_validate_json((tree / "out" / "report.json").read_text())
+    assert [line.file.rsplit("/", 1)[1] for line in report.lines] == [
+        "test_slow.py",
+        "test_over.py",
+        "test_ok.py",
+    ]
+    assert [line.status for line in report.lines] == ["timeout", "over", "ok"]
+    assert report.suites[0].files == 3 and len(report.meta) == 2
+
+
+def test_report_formats(tree):
+    proc = cli(tree, "--results", str(tree / "results-0.json"), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert Report.model_validate_json(proc.stdout).lines[0].status == "over"
+    proc = cli(tree, "--results", str(tree / "results-0.json"), "--format", "terminal")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^over\s+114%\s+█+\s+900s\s+790s\s+est_time=1080", proc.stdout, re.M)
+    assert (tree / "ci-budget-report.md").is_file()  # default --out
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    out, lines, i = {}, text.split("\n"), 0
+    while i < len(lines) and lines[i]:
+        key, delimiter = lines[i].split("<<", 1)
+        end = lines.index(delimiter, i + 1)
+        out[key] = "\n".join(lines[i + 1 : end])
+        i = end + 1
+    return out
+
+
+def test_actions_sinks(tree):
+    summary = tree / "summary.md"
+    summary.write_text("earlier step\n")
+    outputs = tree / "outputs.txt"
+    env = clean_env(
+        GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(outputs)
+    )
+    proc = cli(tree, "--results", str(tree / "results-*.json"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    md = (tree / "ci-budget-report.md").read_text()
+    assert summary.read_text() == "earlier step\n" + md
+    assert re.fullmatch(r"(\S+<<ghadelimiter_[0-9a-f]{32}\n[^\n]*\n\S+\n)+", outputs.read_text())
+    assert parse_outputs(outputs.read_text()) == {
+        "status": "timeout",
+        "over": "1",
+        "near": "0",
+        "timeouts": "1",
+        "report-path": "ci-budget-report.md",
+    }
+    commands = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert commands == [
+        "::error file=test/registered/test_slow.py,line=3,title=timed out::timed out after "
+        "1800s of 600s budget; suggest est_time>=2160 (a lower bound)",
+        "::warning file=test/registered/test_over.py,line=3,title=over budget::measured 900s "
+        "of 790s (114%25); suggest est_time=1080",  # % is escaped for the runner
+    ]
+
+
+def test_annotations_capped_at_ten_per_level(tmp_path):
+    make_tree(tmp_path, {f"test_{i:02d}.py": 100 for i in range(30)})
+    files = [entry(f"test_{i:02d}.py", 101 + i) for i in range(15)]  # over
+    files += [entry(f"test_{i:02d}.py", 90) for i in range(15, 18)]  # near
+    files += [entry(f"test_{i:02d}.py", 200, "timeout", timeout=200) for i in range(18, 30)]
+    write_results(tmp_path / "r.json", files)
+    proc = cli(tmp_path, "--results", "r.json", env=clean_env(GITHUB_ACTIONS="true"))
+    assert proc.returncode == 0, proc.stderr
+    errors = [x for x in proc.stdout.splitlines() if x.startswith("::error ")]
+    warnings = [x for x in proc.stdout.splitlines() if x.startswith("::warning ")]
+    assert len(errors) == 10 and len(warnings) == 10
+    assert all("title=over budget" in w for w in warnings)  # over before near: worst first
+    assert "test_14.py" in warnings[0]  # highest ratio first
+    # outside Actions: no workflow commands
+    proc = cli(tmp_path, "--results", "r.json")
+    assert not any(x.startswith("::") for x in proc.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "files", "code"),
+    [
+        ("over", [entry("test_a.py", 101)], 1),
+        ("over", [entry("test_a.py", 50, "timeout", timeout=50)], 1),
+        ("over", [entry("test_a.py", 95), entry("test_b.py", 1, "failed")], 0),
+        ("timeout", [entry("test_a.py", 500)], 0),
+        ("timeout", [entry("test_a.py", 500, "timeout", timeout=500)], 1),
+        ("failed", [entry("test_a.py", 5, "crashed")], 1),
+        ("failed", [entry("test_a.py", 500)], 0),
+        ("never", [entry("test_a.py", 500, "timeout", timeout=500)], 0),
+    ],
+)
+def test_fail_on(tmp_path, fail_on, files, code):
+    make_tree(tmp_path, {"test_a.py": 100, "test_b.py": 100})
+    write_results(tmp_path / "r.json", files)
+    summary = tmp_path / "summary.md"
+    env = clean_env(GITHUB_STEP_SUMMARY=str(summary))
+    proc = cli(tmp_path, "--results", "r.json", "--fail-on", fail_on, env=env)
+    assert proc.returncode == code, proc.stderr
+    # written before the exit status is decided
+    assert (tmp_path / "ci-budget-report.md").read_text() == summary.read_text()
+    assert (tmp_path / "ci-budget-report.json").is_file()
+
+
+def test_bad_input_exits_2_naming_it(tmp_path):
+    make_tree(tmp_path, {"test_a.py": 100})
+    (tmp_path / "broken.json").write_text('{"schema_version": 1, "files": [')
+    cases = {
+        ("--results", "missing.json"): "missing.json: no such file",
+        ("--results", "shards/*.json"): "shards/*.json: glob matched no files",
+        ("--results", "broken.json"): "broken.json:1:",
+        (): "give --results",
+    }
+    for args, message in cases.items():
+        proc = cli(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.stdout)
+        assert proc.stderr.startswith("ci-budget report: ")
+        assert message in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_json_report_from_a_real_pytest_run(tmp_path):
+    make_tree(tmp_path, {"test_quick.py": 100})
+    # the import the registered file makes, as sglang provides it: a no-op at test time
+    package = tmp_path / "sglang" / "test" / "ci"
+    package.mkdir(parents=True)
+    (package / "ci_register.py").write_text("def register_cuda_ci(*args, **kwargs):\n    pass\n")
+    report_file = tmp_path / "pytest-report.json"
+    subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+            str(tmp_path), "--json-report", f"--json-report-file={report_file}",
+            "test/registered/test_quick.py",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
+        env=clean_env(PYTHONPATH=str(tmp_path)),
+    )  # fmt: skip
+    proc = cli(tmp_path, "--json-report", str(report_file), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = Report.model_validate_json(proc.stdout)
+    (line,) = report.lines
+    assert (line.file, line.suite, line.est_time) == ("test/registered/test_quick.py", SUITE, 100)
+    assert line.file_status == "passed" and line.measured is not None
+    assert line.status == "stale"  # a trivial test uses far less than 100s
+    assert report.warnings == []
+
+
+def run_inprocess(monkeypatch, tmp_path, *args: str) -> int:
+    from ci_budget.cli import main
+
+    for key in [k for k in os.environ if k.startswith("GITHUB_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    return main(["report", "--root", str(tmp_path), *args])
+
+
+def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path, capsys):
+    make_tree(tmp_path, {"test_a.py": 100})
+    write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
+    calls = []
+
+    def post_report(markdown, *, kind, pr, token, config):
+        calls.append((markdown, kind, pr, token))
+        raise RuntimeError(f"401 Bad credentials for token {token}")
+
+    module = types.ModuleType("ci_budget.github")
+    module.post_report = post_report
+    monkeypatch.setitem(sys.modules, "ci_budget.github", module)
+    code = run_inprocess(
+        monkeypatch, tmp_path, "--results", "r.json", "--post", "--pr", "7", "--token", "s3cr3t",
+        "--kind", "nightly",
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    md = (tmp_path / "ci-budget-report.md").read_text()
+    assert calls == [(md, "nightly", 7, "s3cr3t")]
+    assert "posting the comment failed: 401 Bad credentials for token ***" in err
+    assert "s3cr3t" not in err
+
+
+def has_post_report() -> bool:
+    if importlib.util.find_spec("ci_budget.github") is None:
+        return False
+    return hasattr(importlib.import_module("ci_budget.github"), "post_report")
+
+
+@pytest.mark.skipif(has_post_report(), reason="ci_budget.github.post_report is present")
+def test_post_without_github_module_is_a_clear_error(tmp_path):
+    make_tree(tmp_path, {"test_a.py": 100})
+    write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
+    proc = cli(tmp_path, "--results", "r.json", "--post", "--pr", "1")
+    assert proc.returncode == 2
+    assert "--post needs ci_budget.github.post_report" in proc.stderr
+    assert (tmp_path / "ci-budget-report.md").is_file()
+
+
+def test_base_delegates_to_the_static_report(monkeypatch, tmp_path):
+    seen = []
+    module = types.ModuleType("ci_budget.cli.static_report")
+    module.run = lambda args: seen.append((args.base, args.history)) or 5
+    monkeypatch.setitem(sys.modules, "ci_budget.cli.static_report", module)
+    code = run_inprocess(monkeypatch, tmp_path, "--base", "origin/main", "--history", "h.json")
+    assert (code, seen) == (5, [("origin/main", "h.json")])
