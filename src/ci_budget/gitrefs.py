@@ -1,0 +1,126 @@
+"""Test files as they are at a git ref (the PR base), read with the `git` command.
+
+One `git ls-tree` lists the files under the globs' fixed directories; one `git cat-file --batch`
+process reads all their blobs. The working tree is never touched.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from ci_budget.config import Config
+
+GLOB_CHARS = set("*?[")
+
+
+class GitError(Exception):
+    """A git command failed; the message says which ref and why."""
+
+
+def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], input=input, capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed (needed to read the base ref)") from None
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
+    return proc.stdout
+
+
+def resolve(root: Path, ref: str) -> str:
+    """The commit sha of `ref`, or a GitError that says how to get it."""
+    try:
+        out = _git(
+            root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+        )
+    except GitError:
+        raise GitError(
+            f"base ref {ref!r} is not a commit in {root} (in a shallow checkout, fetch it: "
+            f"`git fetch --depth=1 origin {ref}` or use fetch-depth: 0)"
+        ) from None
+    return out.decode().strip()
+
+
+def glob_dirs(globs: Iterable[str]) -> list[str]:
+    """The fixed leading directories of each glob: where ls-tree needs to look."""
+    dirs = set()
+    for pattern in globs:
+        fixed = []
+        for part in pattern.split("/")[:-1]:
+            if GLOB_CHARS & set(part):
+                break
+            fixed.append(part)
+        dirs.add("/".join(fixed) or ".")
+    return sorted(dirs)
+
+
+def _match_parts(parts: list[str], pats: list[str]) -> bool:
+    if not pats:
+        return not parts
+    if pats[0] == "**":  # zero or more directories, as Path.glob
+        return any(_match_parts(parts[i:], pats[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _match_parts(parts[1:], pats[1:])
+    )
+
+
+def glob_match(rel: str, pattern: str) -> bool:
+    return _match_parts(rel.split("/"), pattern.split("/"))
+
+
+def selected(rel: str, config: Config) -> bool:
+    """The same selection `registry.discover` makes in the working tree."""
+    if not any(glob_match(rel, pattern) for pattern in config.test_globs):
+        return False
+    name = rel.rsplit("/", 1)[-1]
+    return not any(
+        fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude
+    )
+
+
+def list_files(root: Path, commit: str, config: Config) -> list[str]:
+    out = _git(
+        root, "ls-tree", "-r", "-z", "--name-only", commit, "--", *glob_dirs(config.test_globs)
+    )
+    names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+    return sorted({n for n in names if selected(n, config)})
+
+
+def read_blobs(root: Path, commit: str, rels: list[str]) -> dict[str, bytes]:
+    """{rel: content} for every path that is a blob at `commit`, in one git process."""
+    if not rels:
+        return {}
+    request = "".join(f"{commit}:{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
+    out = _git(root, "cat-file", "--batch", input=request)
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for rel in rels:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            blobs[rel] = out[pos : pos + size]
+            pos += size + 1  # content, then a newline
+        elif len(header) == 3:  # a tree or submodule: skip its content
+            pos += int(header[2]) + 1
+        # "<request> missing": not at that commit
+    return blobs
+
+
+def files_at(root: Path, ref: str, config: Config) -> tuple[str, dict[str, bytes]]:
+    """(commit, {rel: content}) of the test files at `ref`."""
+    commit = resolve(root, ref)
+    return commit, read_blobs(root, commit, list_files(root, commit, config))
+
+
+def changed_files(root: Path, commit: str) -> list[str]:
+    """Paths that differ between `commit` and the working tree (tracked files)."""
+    out = _git(root, "diff", "--name-only", "-z", "--no-renames", commit, "--")
+    return sorted(n for n in out.decode("utf-8", "surrogateescape").split("\0") if n)

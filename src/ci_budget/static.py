@@ -1,0 +1,306 @@
+"""The static budget report: the registry at the PR base against the working tree. Pure.
+
+Registrations are matched by (file, backend, suite); within one (file, backend), a suite that
+disappeared and one that appeared are a suite move. Suite totals, shard counts and predicted
+makespans use est_time (the budget the runner partitions by), planned as the runner would
+(`config.planner`). GPU cost counts enabled registrations only: est_time x the runner's GPUs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, Field
+
+from ci_budget.config import Config
+from ci_budget.history import History, Stats
+from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
+from ci_budget.planner import makespan, min_shards, plan
+
+RISK_ORDER = ("ok", "near", "over")
+
+
+class Change(BaseModel):
+    file: str
+    backend: str
+    line: int = 0  # registration line at head (base when removed)
+    kinds: list[str] = Field(default_factory=list)
+    # est_time, moved, disabled, enabled, added, new-file, removed, file-removed, unregistered
+    suite_before: str | None = None
+    suite_after: str | None = None
+    est_before: float | None = None
+    est_after: float | None = None
+    disabled_before: str | None = None
+    disabled_after: str | None = None
+    gpu_seconds_delta: float | None = None  # None: a runner config with unknown GPUs
+
+    @property
+    def delta(self) -> float:
+        return (self.est_after or 0.0) - (self.est_before or 0.0)
+
+    @property
+    def delta_ratio(self) -> float | None:
+        if self.est_before and self.est_after is not None:
+            return self.delta / self.est_before
+        return None
+
+
+class SuiteImpact(BaseModel):
+    suite: str
+    backend: str
+    stage: str | None = None
+    runner_config: str | None = None
+    gpus: int | None = None
+    files_before: int = 0
+    files_after: int = 0
+    est_before: float = 0.0
+    est_after: float = 0.0
+    shards_before: int = 0
+    shards_after: int = 0
+    makespan_before: float = 0.0
+    makespan_after: float = 0.0
+    timeout_s: float = 0.0
+    risk: str = "ok"
+
+    @property
+    def delta(self) -> float:
+        return self.est_after - self.est_before
+
+    @property
+    def gpu_seconds_delta(self) -> float | None:
+        return None if self.gpus is None else self.delta * self.gpus
+
+
+class HistoryNote(BaseModel):
+    file: str
+    suite: str
+    est_time: float | None = None
+    stats: Stats
+
+
+class StaticReport(BaseModel):
+    kind: str = "budget"
+    base_ref: str = ""
+    base_commit: str = ""
+    algorithm: str = "lpt"
+    changes: list[Change] = Field(default_factory=list)
+    suites: list[SuiteImpact] = Field(default_factory=list)
+    errors_introduced: list[Problem] = Field(default_factory=list)
+    history: list[HistoryNote] = Field(default_factory=list)
+    arch_rows: list[ArchRow] = Field(default_factory=list)
+    est_delta: float = 0.0  # change of the enabled est_time over the affected suites
+    gpu_seconds_delta: float = 0.0  # per future run, over suites with known GPU counts
+    risk: str = "ok"
+    notes: list[str] = Field(default_factory=list)
+
+
+def runner_gpus(
+    reg: Registration | None, suite: str, config: Config
+) -> tuple[str | None, int | None]:
+    """(runner config, GPUs) of a suite: its runner_config, or for a legacy suite name the
+    configured runner it ends with (`per-commit-2-gpu-large` -> `2-gpu-large`)."""
+    name = reg.runner_config if reg is not None else None
+    if name is None:
+        ends = [r for r in config.all_runners() if suite == r or suite.endswith("-" + r)]
+        name = max(ends, key=len) if ends else None
+    runner = config.runner(name)
+    return name, (runner.gpus if runner is not None else None)
+
+
+def _cost(reg: Registration | None, config: Config) -> float | None:
+    if reg is None or not reg.enabled:
+        return 0.0
+    return None if (g := runner_gpus(reg, reg.suite, config)[1]) is None else reg.est_time * g
+
+
+def _change(before: Registration | None, after: Registration | None, config: Config) -> Change:
+    ref = after or before
+    assert ref is not None
+    kinds = []
+    if before is not None and after is not None:
+        if before.suite != after.suite:
+            kinds.append("moved")
+        if before.est_time != after.est_time:
+            kinds.append("est_time")
+        if before.enabled and not after.enabled:
+            kinds.append("disabled")
+        elif after.enabled and not before.enabled:
+            kinds.append("enabled")
+    cost_before, cost_after = _cost(before, config), _cost(after, config)
+    gpu = None if cost_before is None or cost_after is None else cost_after - cost_before
+    return Change(
+        file=ref.file,
+        backend=ref.backend,
+        line=ref.line,
+        kinds=kinds,
+        suite_before=before.suite if before else None,
+        suite_after=after.suite if after else None,
+        est_before=before.est_time if before else None,
+        est_after=after.est_time if after else None,
+        disabled_before=before.disabled if before else None,
+        disabled_after=after.disabled if after else None,
+        gpu_seconds_delta=gpu,
+    )
+
+
+def diff_registrations(
+    base: Sequence[Registration],
+    head: Sequence[Registration],
+    base_files: set[str],
+    head_files: set[str],
+    config: Config,
+) -> list[Change]:
+    groups: dict[tuple[str, str], tuple[list, list]] = defaultdict(lambda: ([], []))
+    for reg in base:
+        groups[(reg.file, reg.backend)][0].append(reg)
+    for reg in head:
+        groups[(reg.file, reg.backend)][1].append(reg)
+    head_registered = {r.file for r in head}
+    changes = []
+    for (file, _backend), (olds, news) in sorted(groups.items()):
+        olds = sorted(olds, key=lambda r: (r.suite, r.line))
+        news = sorted(news, key=lambda r: (r.suite, r.line))
+        unmatched_new = list(news)
+        left_old = []
+        for old in olds:
+            same = next((n for n in unmatched_new if n.suite == old.suite), None)
+            if same is None:
+                left_old.append(old)
+                continue
+            unmatched_new.remove(same)
+            change = _change(old, same, config)
+            if change.kinds:
+                changes.append(change)
+        for old, new in zip(left_old, unmatched_new, strict=False):  # suite moves
+            changes.append(_change(old, new, config))
+        for old in left_old[len(unmatched_new) :]:
+            change = _change(old, None, config)
+            if file not in head_files:
+                change.kinds.append("file-removed")
+            elif file not in head_registered:
+                change.kinds.append("unregistered")
+            else:
+                change.kinds.append("removed")
+            changes.append(change)
+        for new in unmatched_new[len(left_old) :]:
+            change = _change(None, new, config)
+            change.kinds.append("new-file" if file not in base_files else "added")
+            changes.append(change)
+    return changes
+
+
+def introduced_errors(base: Iterable[Problem], head: Iterable[Problem]) -> list[Problem]:
+    """Head errors not at base, by (file, message): a line shift is not a new error."""
+    seen = Counter((p.file, p.message) for p in base)
+    out = []
+    for problem in head:
+        key = (problem.file, problem.message)
+        if seen[key]:
+            seen[key] -= 1
+        else:
+            out.append(problem)
+    return out
+
+
+def _plan_suite(regs: list[Registration], timeout: float, config: Config) -> tuple[int, float]:
+    items = sorted((r.file, r.est_time) for r in regs)
+    if not items:
+        return 0, 0.0
+    settings = config.planner
+    shards = min_shards(items, timeout, settings.safety, settings.algorithm, settings.max_shards)
+    weights: dict[str, float] = defaultdict(float)
+    for key, seconds in items:
+        weights[key] += seconds
+    return shards, makespan(plan(items, shards, settings.algorithm), weights)
+
+
+def _risk(span: float, timeout: float, config: Config) -> str:
+    if span > timeout:
+        return "over"
+    if span > config.thresholds.near * timeout:
+        return "near"
+    return "ok"
+
+
+def suite_impacts(
+    base: Sequence[Registration], head: Sequence[Registration], keys: Iterable, config: Config
+) -> list[SuiteImpact]:
+    out = []
+    for backend, suite in sorted(set(keys)):
+        before = [r for r in base if r.suite == suite and r.backend == backend and r.enabled]
+        after = [r for r in head if r.suite == suite and r.backend == backend and r.enabled]
+        ref = next(iter(after or before), None)
+        if ref is None:
+            ref = next((r for r in [*head, *base] if r.suite == suite), None)
+        stage = ref.stage if ref else None
+        runner_config, gpus = runner_gpus(ref, suite, config)
+        timeout = config.stage_timeout_s(stage)
+        shards_b, span_b = _plan_suite(before, timeout, config)
+        shards_a, span_a = _plan_suite(after, timeout, config)
+        out.append(
+            SuiteImpact(
+                suite=suite,
+                backend=backend,
+                stage=stage,
+                runner_config=runner_config,
+                gpus=gpus,
+                files_before=len(before),
+                files_after=len(after),
+                est_before=sum(r.est_time for r in before),
+                est_after=sum(r.est_time for r in after),
+                shards_before=shards_b,
+                shards_after=shards_a,
+                makespan_before=span_b,
+                makespan_after=span_a,
+                timeout_s=timeout,
+                risk=_risk(span_a, timeout, config),
+            )
+        )
+    return out
+
+
+def build_static(
+    base: RegistryScan,
+    head: RegistryScan,
+    base_files: set[str],
+    head_files: set[str],
+    config: Config,
+    base_ref: str = "",
+    base_commit: str = "",
+    history: History | None = None,
+    arch_rows: Sequence[ArchRow] = (),
+) -> StaticReport:
+    changes = diff_registrations(
+        base.registrations, head.registrations, base_files, head_files, config
+    )
+    keys = {(c.backend, s) for c in changes for s in (c.suite_before, c.suite_after) if s}
+    suites = suite_impacts(base.registrations, head.registrations, keys, config)
+    notes = []
+    if history is not None:
+        for c in changes:
+            suite = c.suite_after or c.suite_before
+            stats = history.stats(c.file, suite)
+            if stats.runs:
+                notes.append(
+                    HistoryNote(file=c.file, suite=suite, est_time=c.est_after, stats=stats)
+                )
+    risk = max((s.risk for s in suites), key=RISK_ORDER.index, default="ok")
+    unknown = sorted({s.suite for s in suites if s.gpus is None})
+    report_notes = []
+    if unknown:
+        report_notes.append("GPU count unknown (no runner config) for: " + ", ".join(unknown))
+    return StaticReport(
+        base_ref=base_ref,
+        base_commit=base_commit,
+        algorithm=config.planner.algorithm,
+        changes=changes,
+        suites=suites,
+        errors_introduced=introduced_errors(base.errors, head.errors),
+        history=notes,
+        arch_rows=[r for r in arch_rows if r.flags],
+        est_delta=sum(s.delta for s in suites),
+        gpu_seconds_delta=sum(s.gpu_seconds_delta or 0.0 for s in suites),
+        risk=risk,
+        notes=report_notes,
+    )

@@ -1,0 +1,233 @@
+"""Static budget report: a real git repo (base and head commits) and the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_budget.config import Config
+from ci_budget.gitrefs import GitError, files_at, glob_dirs, glob_match, selected
+from ci_budget.history import History, save_history
+from ci_budget.models import FileResult, RegistryScan, RunMeta, RunResults
+from ci_budget.render_static import LIMIT, MARKER, markdown
+from ci_budget.static import Change, StaticReport, build_static
+
+MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
+CONFIG = '[planner]\nalgorithm = "best"\n\n[stage-timeouts]\nbase-b = 20\n'
+
+
+def _reg(est, stage="base-b", runner="1-gpu-large", extra="") -> str:
+    return (
+        f'register_cuda_ci(est_time={est}, stage="{stage}", runner_config="{runner}"{extra})' + MAIN
+    )
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True
+    )
+    return proc.stdout.strip()
+
+
+def _write(repo: Path, files: dict[str, str | None]) -> None:
+    for rel, text in files.items():
+        path = repo / rel
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _repo(tmp_path: Path, base: dict, head: dict) -> tuple[Path, str]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, {"ci-budget.toml": CONFIG, **base})
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    sha = _git(repo, "rev-parse", "HEAD")
+    _write(repo, head)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    return repo, sha
+
+
+def _cli(repo: Path, *args: str, env_files: Path | None = None):
+    env = dict(os.environ)
+    for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        env.pop(key, None)
+    if env_files is not None:
+        env["GITHUB_OUTPUT"] = str(env_files / "output")
+        env["GITHUB_STEP_SUMMARY"] = str(env_files / "summary")
+    return subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=repo,
+        check=False,
+    )
+
+
+def _history(path: Path, file: str, suite: str, elapsed: list[float]) -> None:
+    history = History()
+    for i, seconds in enumerate(elapsed):
+        history.add_results(
+            RunResults(
+                meta=RunMeta(suites=[suite], commit=f"{i:040x}"),
+                files=[FileResult(path=file, suite=suite, elapsed=seconds, status="passed")],
+            )
+        )
+    save_history(path, history)
+
+
+def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
+    a, b = "test/registered/test_a.py", "test/registered/test_b.py"
+    repo, base = _repo(tmp_path, {a: _reg(600), b: _reg(300)}, {a: _reg(790)})
+    store = tmp_path / "history.json"
+    suite = "base-b-test-1-gpu-large"
+    _history(store, a, suite, [600, 610, 620, 630, 640, 650, 655, 661])
+    out = tmp_path / "out" / "budget.md"
+    gh = tmp_path / "gh"
+    gh.mkdir()
+    proc = _cli(
+        repo, "--base", base, "--history", str(store), "--out", str(out),
+        "--format", "markdown", env_files=gh,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    md = out.read_text(encoding="utf-8")
+    assert md == proc.stdout
+    assert md.splitlines()[0] == MARKER
+    row = next(line for line in md.splitlines() if line.startswith(f"| `{a}:1`"))
+    assert "600 s → 790 s: **+190 s** (+32 %)" in row
+    assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
+    suite_row = next(line for line in md.splitlines() if line.startswith(f"| `{suite}`"))
+    # 900 s fit one shard (limit 0.75 x 20 min); 1,090 s need two, the longest is 790 s
+    assert "| 2 → 2 | 900 s → 1,090 s (+190 s) | 1 → 2 |" in suite_row
+    assert "900 s → 790 s of 20 min (66 %)" in suite_row
+    assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
+    assert "790 s budget, p90 measured 661 s over the last 8 passing run(s)" in md
+    outputs = (gh / "output").read_text()
+    assert "budget-risk<<" in outputs and "\nok\n" in outputs
+    assert "est-delta<<" in outputs and "\n+190\n" in outputs
+    assert (gh / "summary").read_text(encoding="utf-8") == md
+    data = json.loads(out.with_suffix(".json").read_text())
+    assert data["kind"] == "budget" and data["est_delta"] == 190 and data["base_commit"] == base
+
+
+def test_every_change_kind_and_introduced_errors(tmp_path: Path):
+    t = "test/registered/"
+    base = {
+        t + "a.py": _reg(600),
+        t + "gone.py": _reg(100),
+        t + "lost.py": _reg(200),
+        t + "moved.py": 'register_cuda_ci(400, "per-commit-2-gpu-large")' + MAIN,
+        t + "flaky.py": _reg(50),
+        t + "old_error.py": "register_cuda_ci(est_time=X, suite='s')" + MAIN,
+        t + "conftest.py": _reg(9999),  # excluded at both sides
+    }
+    head = {
+        t + "gone.py": None,
+        t + "lost.py": "def test_x():\n    pass\n",
+        t + "moved.py": _reg(400, runner="2-gpu-large"),
+        t + "flaky.py": _reg(50, extra=', disabled="flaky on H100"'),
+        t + "old_error.py": "\n\nregister_cuda_ci(est_time=X, suite='s')" + MAIN,
+        t + "new_error.py": "register_cuda_ci(est_time=Y, suite='s')" + MAIN,
+        t + "huge.py": _reg(1500),
+    }
+    repo, sha = _repo(tmp_path, base, head)
+    proc = _cli(repo, "--base", "HEAD~1", "--format", "json", "--out", str(tmp_path / "r.md"))
+    assert proc.returncode == 0, proc.stderr
+    report = StaticReport.model_validate_json(proc.stdout)
+    assert report.base_commit == sha
+    kinds = {c.file.rsplit("/", 1)[-1]: c.kinds for c in report.changes}
+    assert kinds == {
+        "gone.py": ["file-removed"],
+        "lost.py": ["unregistered"],
+        "moved.py": ["moved"],
+        "flaky.py": ["disabled"],
+        "huge.py": ["new-file"],
+    }
+    moved = next(c for c in report.changes if c.file.endswith("moved.py"))
+    assert (moved.suite_before, moved.suite_after) == (
+        "per-commit-2-gpu-large",
+        "base-b-test-2-gpu-large",
+    )
+    # 2 GPUs on both sides: the move costs nothing; the new 1,500 s file costs 1,500 GPU-s
+    assert moved.gpu_seconds_delta == 0
+    errors = [(p.file.rsplit("/", 1)[-1], p.line) for p in report.errors_introduced]
+    assert errors == [("new_error.py", 1)]  # old_error.py only moved down two lines
+    suites = {s.suite: s for s in report.suites}
+    big = suites["base-b-test-1-gpu-large"]
+    assert big.risk == "over" and big.makespan_after == 1500 and big.timeout_s == 1200
+    assert report.risk == "over"
+    assert suites["per-commit-2-gpu-large"].est_after == 0
+    failing = _cli(repo, "--base", "HEAD~1", "--fail-on", "over", "--out", str(tmp_path / "x.md"))
+    assert failing.returncode == 1
+    md = (tmp_path / "x.md").read_text(encoding="utf-8")
+    assert "file removed" in md and "lost its registration" in md and "new_error.py:1" in md
+    assert "disabled (flaky on H100)" in md
+
+
+def test_unknown_base_ref_is_a_clear_error(tmp_path: Path):
+    repo, _ = _repo(tmp_path, {"test/registered/a.py": _reg(10)}, {})
+    proc = _cli(repo, "--base", "no-such-ref", "--out", str(tmp_path / "r.md"))
+    assert proc.returncode == 2
+    assert "--base no-such-ref: base ref 'no-such-ref' is not a commit" in proc.stderr
+    with pytest.raises(GitError, match="fetch-depth: 0"):
+        files_at(repo, "deadbeef", Config())
+
+
+def test_glob_selection_matches_discover():
+    config = Config()
+    assert glob_dirs(["test/registered/**/*.py", "x/*/y.py", "*.py"]) == [
+        ".",
+        "test/registered",
+        "x",
+    ]
+    assert glob_match("test/registered/a.py", "test/registered/**/*.py")
+    assert glob_match("test/registered/d/e/a.py", "test/registered/**/*.py")
+    assert not glob_match("test/registered/a.txt", "test/registered/**/*.py")
+    assert not selected("test/registered/sub/conftest.py", config)
+    assert selected("test/registered/sub/test_x.py", config)
+
+
+def test_markdown_stays_under_the_comment_limit():
+    changes = [
+        Change(
+            file=f"test/registered/{'x' * 80}_{i}.py",
+            backend="cuda",
+            line=1,
+            kinds=["est_time"],
+            suite_before="s",
+            suite_after="s",
+            est_before=100,
+            est_after=200,
+            gpu_seconds_delta=100,
+        )
+        for i in range(2000)
+    ]
+    text = markdown(StaticReport(base_commit="a" * 40, changes=changes, est_delta=200_000))
+    assert len(text) <= LIMIT
+    assert text.startswith(MARKER + "\n")
+    assert "more row(s) not shown" in text
+    assert "+200,000 s" in text.splitlines()[3]
+
+
+def test_pure_build_without_changes():
+    report = build_static(RegistryScan(), RegistryScan(), set(), set(), Config())
+    assert report.changes == [] and report.risk == "ok"
+    assert "No registration changes" in markdown(report)
