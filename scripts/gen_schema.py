@@ -18,7 +18,6 @@ TARGET = Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"
 def render() -> str:
     schema = RunResults.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://github.com/ci-budget/ci-budget/docs/results.schema.json"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
