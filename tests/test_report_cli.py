@@ -291,3 +291,23 @@ def test_base_delegates_to_the_static_report(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ci_budget.cli.static_report", module)
     code = run_inprocess(monkeypatch, tmp_path, "--base", "origin/main", "--history", "h.json")
     assert (code, seen) == (5, [("origin/main", "h.json")])
+
+
+def test_post_upserts_the_sticky_comment_on_a_local_github(tmp_path, github_standin):
+    from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
+
+    make_tree(tmp_path, {"test_a.py": 100})
+    github_standin.add_pull(7)
+    env = clean_env(
+        GITHUB_API_URL=github_standin.url,
+        GITHUB_REPOSITORY=github_standin.state.repo,
+        GITHUB_TOKEN=INSTALLATION_TOKEN,
+    )
+    for elapsed in (150, 50):  # over, then fixed: the same comment is edited, not a new one
+        write_results(tmp_path / "r.json", [entry("test_a.py", elapsed)])
+        proc = cli(tmp_path, "--results", "r.json", "--post", "--pr", "7", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert INSTALLATION_TOKEN not in proc.stdout + proc.stderr
+    [comment] = [c for c in github_standin.comments(7) if c.login == BOT_LOGIN]
+    assert comment.body.startswith("<!-- ci-budget:run -->")
+    assert "1 ok" in comment.body and "over budget" not in comment.body
