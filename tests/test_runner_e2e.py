@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -288,8 +289,9 @@ def test_help_has_example(capsys):
     assert "ci-budget run --suite" in capsys.readouterr().out
 
 
-def test_results_written_after_each_file(tmp_path, monkeypatch):
-    """A second file that is killed from outside still leaves the first file's numbers."""
+def test_results_written_after_each_file_and_sigterm_cleans_up(tmp_path, monkeypatch):
+    """Numbers are on disk after each file; a cancelled job (SIGTERM to ci-budget) still kills
+    the running file's processes and records what that file had finished."""
     pidfile = tmp_path / "grandchild.pid"
     monkeypatch.setenv("PIDFILE", str(pidfile))
     root = make_repo(tmp_path, {"test_timed.py": (90, TIMED), "test_hang.py": (2, HANG)})
@@ -300,12 +302,18 @@ def test_results_written_after_each_file(tmp_path, monkeypatch):
         stdout=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
-        wait_for_file(pidfile)  # the second file is running
+        grandchild = int(wait_for_file(pidfile))  # the second file is running
         first = RunResults.model_validate_json(out.read_text())
         assert [f.status for f in first.files] == ["passed"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 130
     finally:
-        os.killpg(proc.pid, 9)
-        proc.wait()
-        grandchild = int(pidfile.read_text())
-        if alive(grandchild):
-            os.kill(grandchild, 9)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert not alive(grandchild)
+    timed, hang = RunResults.model_validate_json(out.read_text()).files
+    assert timed.status == "passed"
+    assert hang.status == "crashed" and "interrupted" in hang.message
+    assert hang.in_flight == "test/registered/test_hang.py::TestHang::test_hang"
+    assert hang.classes[0].complete and hang.classes[0].passed == 1

@@ -38,6 +38,22 @@ PROGRESS_MODULE = "ci_budget_progress"
 PYTEST_EXIT_NO_TESTS = 5
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to ci-budget (a cancelled job): handled like Ctrl-C, so files are cleaned up."""
+
+
+class Interrupted(BaseException):
+    """Carries the partial result of the file that was running when ci-budget was stopped."""
+
+    def __init__(self, result: FileResult):
+        super().__init__(result.path)
+        self.result = result
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated
+
+
 class SelectionError(ValueError):
     """Bad spec, unknown suite or empty selection: a usage error."""
 
@@ -239,32 +255,40 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     sinks = [opts.stream or sys.stdout, log]
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
     pump.start()
-    timed_out, next_beat = False, start + opts.heartbeat
-    while True:
-        now = time.monotonic()
-        wait = min(opts.poll, max(0.0, start + limit - now))
-        try:
-            tree.proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        tree.record_descendants()
-        now = time.monotonic()
-        if now - start >= limit:
-            timed_out = True
-            break
-        if now >= next_beat:
-            say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
-            next_beat += opts.heartbeat
+    timed_out, next_beat, interrupted = False, start + opts.heartbeat, None
+    try:
+        while True:
+            now = time.monotonic()
+            wait = min(opts.poll, max(0.0, start + limit - now))
+            try:
+                tree.proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            tree.record_descendants()
+            now = time.monotonic()
+            if now - start >= limit:
+                timed_out = True
+                break
+            if now >= next_beat:
+                say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
+                next_beat += opts.heartbeat
+    except BaseException as exc:  # Ctrl-C, job cancelled: the file's processes must go too
+        interrupted = exc
     elapsed = time.monotonic() - start
     kill_epoch = time.time()
-    stragglers = tree.terminate(opts.grace) if timed_out else tree.cleanup(opts.grace)
+    kill = timed_out or interrupted is not None
+    stragglers = tree.terminate(opts.grace) if kill else tree.cleanup(opts.grace)
     pump.join(timeout=5)
     log.close()
     if last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
-    result = _result(job, opts, art, stem, tree.proc.returncode, timed_out, elapsed, kill_epoch)
+    result = _result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
+    if interrupted is not None:
+        result.status = "crashed"
+        result.message = f"interrupted after {elapsed:.0f}s ({type(interrupted).__name__})"
+        raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         note = f"killed {len(stragglers)} leftover process(es) after the file ended"
         result.message = f"{result.message}; {note}" if result.message else note
@@ -351,6 +375,25 @@ def timings_block(files: Iterable[FileResult]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> None:
+    stop = False
+    for i, job in enumerate(jobs, 1):
+        tag = f"[{i}/{len(jobs)}]"
+        if stop:
+            res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time,
+                             status="not-run", message="not run: --fail-fast")  # fmt: skip
+        else:
+            res = run_file(job, opts, plugin_dir, say, tag)
+            pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
+            tail = f" - {res.message}" if res.message else ""
+            say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
+                f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
+            stop = opts.fail_fast and res.status != "passed"
+        results.files.append(res)
+        results.meta.finished_at = datetime.now(timezone.utc)
+        write_results(results, opts.out)
+
+
 def run_jobs(
     jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunOptions
 ) -> RunResults:
@@ -364,23 +407,21 @@ def run_jobs(
     meta.started_at = datetime.now(timezone.utc)
     results = RunResults(meta=meta, files=list(skipped))
     write_results(results, opts.out)
-    with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp:
-        plugin_dir = prepare_plugin_dir(Path(tmp)) if opts.mode == "pytest" else None
-        stop = False
-        for i, job in enumerate(jobs, 1):
-            tag = f"[{i}/{len(jobs)}]"
-            if stop:
-                results.files.append(FileResult(path=job.path, suite=job.suite,
-                    est_time=job.est_time, status="not-run", message="not run: --fail-fast"))  # fmt: skip
-            else:
-                res = run_file(job, opts, plugin_dir, say, tag)
-                pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
-                say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
-                    f"{job.est_time:.0f}s{pct}" + (f" - {res.message}" if res.message else ""))  # fmt: skip
-                results.files.append(res)
-                stop = opts.fail_fast and res.status != "passed"
-            results.meta.finished_at = datetime.now(timezone.utc)
-            write_results(results, opts.out)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp:
+            plugin_dir = prepare_plugin_dir(Path(tmp)) if opts.mode == "pytest" else None
+            _run_all(jobs, results, opts, plugin_dir, say)
+    except Interrupted as exc:
+        results.files.append(exc.result)
+        say(f"CANCELLED {exc.result.path} - {exc.result.message}")
+        raise exc.__cause__ from None
+    finally:
+        results.meta.finished_at = datetime.now(timezone.utc)
+        write_results(results, opts.out)
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     stream.write(timings_block(results.files))
     stream.flush()
     return results
