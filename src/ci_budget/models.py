@@ -27,6 +27,8 @@ class Problem(Data):
     message: str
 
     def __str__(self) -> str:
+        if not self.line:  # about the whole file, not a place in it
+            return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}:{self.col}: {self.message}"
 
 
