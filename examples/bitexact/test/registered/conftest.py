@@ -7,8 +7,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _publish_kl(request, record_property):
+def _publish_kl(request):
     instance = getattr(request, "instance", None)
+    # Only guards ask for record_property: other tests stay free of report properties.
     if instance is not None and hasattr(instance, "record_kl"):
-        instance._record = record_property
+        instance._record = request.getfixturevalue("record_property")
     yield

@@ -1,4 +1,34 @@
-"""TABLE PLACEHOLDER"""
+"""Bit-exact KL guards for the prefix cache of a tiny hybrid attention + recurrent model.
+
+The model scores every token with the same `step` whether or not a cache is in play, so the
+cached path (restore a saved prefix state, continue) and the uncached path (start from scratch)
+do identical float operations in identical order. The comparison is therefore exact: any
+nonzero KL(uncached || cached) is a state-reuse bug, not float noise.
+
+Reverting either #34184 (stale recurrent checkpoint) or #29792 (slot keyed by depth) turns this
+file red; `BITEXACT_REINTRODUCE_BUG=34184` (or `29792`) reverts one. Which case fires depends on
+the architecture, because the recurrent scan checkpoints once per tile and the model's tile is
+8 tokens on SM90 but 6 on SM100 and on CPU: a prefix that is a multiple of the tile hides a stale
+checkpoint. Measured avg_kl_div:
+
+                                             fix reverted                 fix
+                                          SM100 (B200) SM90 (H200)   in place
+  #34184   test_logprobs_match                8.82e-03         0.0        0.0
+           test_prefill_cache_hit             1.20e-03    4.71e-03        0.0
+           test_decode_cache_hit                   0.0         0.0        0.0
+           multiturn branching                     0.0    3.16e-03        0.0
+           lazy test_prefill_cache_hit        1.20e-03         n/a        0.0
+  #29792   multiturn branching                1.82e-02    1.82e-02        0.0
+
+Where the numbers come from: no B200 has run this file. The SM100 column is a NumPy run on
+CPU (float32, scan tile 6, the tile the model gives SM100), standing in for that architecture;
+read it as "which cases fire with a 6-token tile", not as B200 measurements. The SM90 column was
+measured with the torch backend on one NVIDIA H200 (CUDA, deterministic algorithms, no TF32),
+except the lazy row, which was not run there. The fix-in-place column is 0.0 on both.
+
+`test_prefill_cache_hit` is the only #34184 case that fires on both, so read the rest as extra
+coverage rather than as the guard for one fix. CI runs `1-gpu-large`, which is SM90.
+"""
 
 import sys
 import unittest
