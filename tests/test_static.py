@@ -231,3 +231,32 @@ def test_pure_build_without_changes():
     report = build_static(RegistryScan(), RegistryScan(), set(), set(), Config())
     assert report.changes == [] and report.risk == "ok"
     assert "No registration changes" in markdown(report)
+
+
+def test_post_upserts_the_budget_comment_on_a_local_github(tmp_path: Path, github_standin):
+    from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
+
+    a = "test/registered/test_a.py"
+    repo, base = _repo(tmp_path, {a: _reg(600)}, {a: _reg(790)})
+    github_standin.add_pull(7)
+    env = {
+        "GITHUB_API_URL": github_standin.url,
+        "GITHUB_REPOSITORY": github_standin.state.repo,
+        "GITHUB_TOKEN": INSTALLATION_TOKEN,
+    }
+    for _ in range(2):  # the second run edits the same comment
+        proc = subprocess.run(
+            [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(repo)]
+            + ["--base", base, "--post", "--pr", "7", "--out", str(tmp_path / "b.md")],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")} | env,
+            cwd=repo,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert INSTALLATION_TOKEN not in proc.stdout + proc.stderr
+    [comment] = [c for c in github_standin.comments(7) if c.login == BOT_LOGIN]
+    lines = comment.body.splitlines()
+    assert lines[0] == MARKER and MARKER not in lines[1:]
+    assert "600 s → 790 s: **+190 s** (+32 %)" in comment.body

@@ -249,13 +249,14 @@ def min_shards(
 ) -> int:
     """The fewest shards whose planned makespan fits in `timeout_s * safety`.
 
-    Never more than sglang's rule, ceil(sum / (0.75 * timeout)) (capped by `max_shards`): when
-    nothing fits (an item longer than the limit), that rule's count is the answer.
+    Never more than sglang's rule, ceil(sum / (0.75 * timeout)) (capped by `max_shards`), or
+    the same rule at `safety` when that is stricter than 0.75: when nothing fits (an item
+    longer than the limit), that count is the answer.
     """
     if timeout_s <= 0:
         raise ValueError(f"timeout must be positive, not {timeout_s!r}")
     total = math.fsum(w for _, w in items)
-    rule = max(1, min(max_shards, math.ceil(total / (0.75 * timeout_s))))
+    rule = max(1, min(max_shards, math.ceil(total / (min(0.75, safety) * timeout_s))))
     limit = timeout_s * safety
     if not items or max(w for _, w in items) > limit:
         return rule

@@ -156,10 +156,13 @@ def markdown(report: StaticReport, limit: int = LIMIT) -> str:
             for n in report.history
         ]
         blocks.append(("Measured history", "| file | suite | measured |\n|---|---|---|", rows))
-    if report.arch_rows:
+    if report.arch_rows or report.arch_problems:
         rows = [
             f"| `{_cell(r.file)}:{r.line}` | {_cell(r.case)} | {_cell(', '.join(r.flags))} |"
             for r in report.arch_rows
+        ] + [
+            f"| `{_cell(p.file)}:{p.line}` | (table) | {_cell(p.message)} |"
+            for p in report.arch_problems
         ]
         blocks.append(("Architecture table flags", "| row | case | flags |\n|---|---|---|", rows))
     for title, header, rows in blocks:

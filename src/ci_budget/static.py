@@ -89,6 +89,7 @@ class StaticReport(BaseModel):
     errors_introduced: list[Problem] = Field(default_factory=list)
     history: list[HistoryNote] = Field(default_factory=list)
     arch_rows: list[ArchRow] = Field(default_factory=list)
+    arch_problems: list[Problem] = Field(default_factory=list)
     est_delta: float = 0.0  # change of the enabled est_time over the affected suites
     gpu_seconds_delta: float = 0.0  # per future run, over suites with known GPU counts
     risk: str = "ok"

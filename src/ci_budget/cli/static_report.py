@@ -9,24 +9,25 @@ from __future__ import annotations
 KIND = "budget"
 
 
-def _arch_rows(root, commit, config, notes: list[str]) -> list:
-    """Flagged architecture-table rows of files changed since the base, when `ci_budget.arch`
-    offers `rows_for_files`; otherwise nothing (the hook stays clean)."""
+def _arch_rows(root, commit, config, notes: list[str]) -> tuple[list, list]:
+    """(flagged rows, problems) of the architecture tables in files changed since the base,
+    when `ci_budget.arch` offers `rows_for_files`; otherwise nothing (the hook stays clean)."""
     try:
         from ci_budget import arch
     except ImportError:
-        return []
+        return [], []
     rows_for_files = getattr(arch, "rows_for_files", None)
     if rows_for_files is None:
-        return []
+        return [], []
     from ci_budget.gitrefs import GitError, changed_files
 
     try:
-        changed = changed_files(root, commit)
+        changed = [rel for rel in changed_files(root, commit) if (root / rel).is_file()]
     except GitError as exc:
         notes.append(f"architecture tables not checked: {exc}")
-        return []
-    return list(rows_for_files(root, changed, config, None) or [])
+        return [], []
+    rows, problems = rows_for_files(root, changed, config, None)
+    return list(rows), list(problems)
 
 
 def build(args):
@@ -55,7 +56,7 @@ def build(args):
         except HistoryError as exc:
             raise CliError(f"--history: {exc}") from None
     notes: list[str] = []
-    arch_rows = _arch_rows(root, commit, config, notes)
+    arch_rows, arch_problems = _arch_rows(root, commit, config, notes)
     report = build_static(
         base_scan,
         head_scan,
@@ -68,6 +69,7 @@ def build(args):
         arch_rows=arch_rows,
     )
     report.notes.extend(notes)
+    report.arch_problems = arch_problems
     return report, markdown(report)
 
 
@@ -110,7 +112,9 @@ def run(args) -> int:
 
         _, config = load(args)
         try:
-            post_report(md, kind=KIND, pr=args.pr, token=token, config=config)
+            # post_report writes the marker line itself
+            body = md.split("\n", 1)[1] if md.startswith("<!-- ci-budget:") else md
+            post_report(body, kind=KIND, pr=args.pr, token=token, config=config)
         except Exception as exc:  # the report is on disk; say why posting failed
             message = str(exc).replace(token, "***") if token else str(exc)
             raise CliError(
