@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import re
@@ -266,22 +264,6 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
     assert calls == [(md, "nightly", 7, "s3cr3t")]
     assert "posting the comment failed: 401 Bad credentials for token ***" in err
     assert "s3cr3t" not in err
-
-
-def has_post_report() -> bool:
-    if importlib.util.find_spec("ci_budget.github") is None:
-        return False
-    return hasattr(importlib.import_module("ci_budget.github"), "post_report")
-
-
-@pytest.mark.skipif(has_post_report(), reason="ci_budget.github.post_report is present")
-def test_post_without_github_module_is_a_clear_error(tmp_path):
-    make_tree(tmp_path, {"test_a.py": 100})
-    write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
-    proc = cli(tmp_path, "--results", "r.json", "--post", "--pr", "1")
-    assert proc.returncode == 2
-    assert "--post needs ci_budget.github.post_report" in proc.stderr
-    assert (tmp_path / "ci-budget-report.md").is_file()
 
 
 def test_base_delegates_to_the_static_report(monkeypatch, tmp_path):
