@@ -22,7 +22,7 @@ except ImportError:
         return None
 
 
-register_cuda_ci(est_time=8, stage="base-a", runner_config="1-gpu-large")
+register_cuda_ci(est_time=5, stage="base-a", runner_config="1-gpu-large")
 
 
 class TestModelDeterminism(unittest.TestCase):

@@ -53,7 +53,7 @@ except ImportError:
         return None
 
 
-register_cuda_ci(est_time=20, stage="base-b", runner_config="1-gpu-large")
+register_cuda_ci(est_time=6, stage="base-b", runner_config="1-gpu-large")
 
 
 def _warm(model: TinyHybridModel, lazy: bool) -> None:
