@@ -79,7 +79,8 @@ def render_fixed(
     if two_level and (spans or any(top)):
         line = ""
         for k0, k1, text in spans:
-            line = _put(line, _span_start(starts, widths, k0, k1, text), text)
+            x0, text = _span_place(starts, widths, bottom, k0, k1, text)
+            line = _put(line, x0, text)
         for k, t in enumerate(top):
             if t:
                 line = _put(line, starts[k] + widths[k] - len(t), t)
@@ -115,12 +116,21 @@ def _spans(columns: list[Spec]) -> list[tuple[int, int, str]]:
     return out
 
 
-def _span_start(starts, widths, k0, k1, text) -> int:
+def _span_place(starts, widths, bottom, k0, k1, text) -> tuple[int, str]:
+    """Where a spanning label goes: it must overlap the first and the last column's header
+    label (both right-aligned), else it would read as the label of one column only. When it
+    is too short for that, it is padded with dashes: `--- fix reverted ---`."""
+    first_end = starts[k0] + widths[k0]
+    last_start = starts[k1] + widths[k1] - len(bottom[k1])
+    need = last_start - first_end + 2
+    if k1 > k0 and len(text) < need:
+        pad = need - len(text)
+        text = "-" * (pad // 2 + 1) + " " + text + " " + "-" * (pad - pad // 2 + 1)
     lo_s, hi_e = starts[k0], starts[k1] + widths[k1]
-    s = lo_s + (hi_e - lo_s - len(text)) // 2
-    # it must touch the first and the last column it spans
-    s = min(s, starts[k0] + widths[k0] - 1)
-    return max(s, starts[k1] - len(text) + 1, lo_s)
+    s = max(lo_s, lo_s + (hi_e - lo_s - len(text)) // 2)
+    if k1 > k0:
+        s = max(min(s, first_end - 1), last_start - len(text) + 1)
+    return s, text
 
 
 def _put(line: str, x: int, text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ci_budget.models import ArchCell
 
@@ -57,7 +58,12 @@ def format_value(value: float) -> str:
 
 
 def arch_pattern(arch_map: dict[str, str]) -> re.Pattern:
-    names = sorted(arch_map, key=len, reverse=True)
+    return _pattern(tuple(arch_map))
+
+
+@lru_cache(maxsize=32)
+def _pattern(names: tuple[str, ...]) -> re.Pattern:
+    names = tuple(sorted(names, key=len, reverse=True))
     alts = [_SM] + [re.escape(n).replace(r"\ ", r"\s+") for n in names]
     return re.compile(r"(?<![\w(])(\(\s*)?(" + "|".join(alts) + r")(\s*\))?(?![\w])", re.I)
 
@@ -68,8 +74,8 @@ def normalize_arch(name: str, arch_map: dict[str, str]) -> str | None:
     m = _SM_RE.match(text)
     if m:
         return f"sm{m.group(1)}" if m.group(1) else m.group(2).lower()
-    lowered = {k.lower(): v for k, v in arch_map.items()}
-    arch = lowered.get(text.lower())
+    lowered = text.lower()
+    arch = next((v for k, v in arch_map.items() if " ".join(k.lower().split()) == lowered), None)
     return normalize_arch(arch, {}) if arch else None
 
 
