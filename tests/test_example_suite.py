@@ -72,11 +72,16 @@ def _pytest(tmp_path: Path, *args: str, cwd: Path = EXAMPLE, bug: str | None = N
     return proc, cases
 
 
-def _kl_by_case(cases) -> dict[str, tuple[str, float]]:
+def _kl_by_case(cases, bug: str | None = None) -> dict[str, tuple[str, float]]:
     out = {}
     for outcome, props in cases.values():
         if "kl_case" in props:
-            out[props["kl_case"]] = (outcome, float(props["avg_kl_div"]))
+            case = props["kl_case"]
+            # With one fix reverted, every row is named within that fix's group.
+            if bug is not None:
+                assert case.startswith(f"#{bug} "), case
+                case = case[len(bug) + 2 :]
+            out[case] = (outcome, float(props["avg_kl_div"]))
     return out
 
 
@@ -101,7 +106,7 @@ FIRES = {
 def test_reverted_fix_turns_guards_red(tmp_path, bug):
     proc, cases = _pytest(tmp_path, GUARDS, bug=bug)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    measured = _kl_by_case(cases)
+    measured = _kl_by_case(cases, bug)
     assert set(measured) == ALL_CASES
     for case, (outcome, kl) in measured.items():
         if case in FIRES[bug]:
