@@ -119,6 +119,16 @@ def test_bad_reportlog_line_names_line():
         parse_reportlog(['{"$report_type": "TestReport"}'], source="rl")
 
 
+def test_lenient_reportlog_keeps_good_lines(log_lines):
+    damaged = log_lines[:5] + ["{garbage", "[1, 2]"] + log_lines[5:]
+    log = parse_reportlog(damaged, source="rl", strict=False)
+    assert log.problems == ["rl:6: invalid JSON: Expecting property name enclosed in double quotes",
+                            "rl:7: expected a JSON object"]  # fmt: skip
+    assert [c.model_dump() for c in log.classes()] == [
+        c.model_dump() for c in classes_from_reportlog(log_lines)
+    ]
+
+
 def test_bad_json_report_is_clear():
     with pytest.raises(ReportError, match="missing 'tests'"):
         classes_from_json_report({})

@@ -298,16 +298,13 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
 def _result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
     res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
                      exit_code=rc, selection=list(job.selection))  # fmt: skip
-    if opts.mode == "script":
+    if opts.mode == "script":  # per-file time only: no classes, nothing to leave unattributed
         res.status = "timeout" if timed_out else "passed" if rc == 0 else "failed"
         if rc is not None and rc < 0 and not timed_out:
             res.status, res.message = "crashed", f"killed by {_signame(-rc)}"
         return res
     lines = _read_lines(art / (stem + ".progress.jsonl")) + _read_lines(art / (stem + ".jsonl"))
-    try:
-        rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")))
-    except timings.ReportError as exc:
-        rlog, res.message = timings.ReportLog(), str(exc)
+    rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
     report = None
     try:
         report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
@@ -341,6 +338,9 @@ def _result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileRes
             res.message = "; ".join(rlog.collect_errors)[: timings.MESSAGE_LIMIT]
         else:
             res.message = f"pytest exit {rc}"
+    if rlog.problems:  # damaged report-log lines were skipped, the rest kept
+        note = "skipped damaged report-log lines: " + "; ".join(rlog.problems)
+        res.message = f"{res.message}; {note}" if res.message else note
     return res
 
 

@@ -101,7 +101,7 @@ class _Test:
 
     def timing(self) -> TestTiming:
         d = self.durations
-        return TestTiming(
+        timing = TestTiming(
             nodeid=self.nodeid,
             outcome=self.outcome(),
             setup=d.get("setup", 0.0),
@@ -110,6 +110,13 @@ class _Test:
             user_properties=self.props,
             message=self.message,
         )
+        # Every field is given, so every instance's fields-set is the same: share one set
+        # instead of ~700 bytes per test (a 100,000-test report keeps them all).
+        object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
+        return timing
+
+
+_ALL_FIELDS = set(TestTiming.model_fields)
 
 
 COUNTERS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}
@@ -120,6 +127,10 @@ def _classes(tests: Iterable[_Test]) -> list[ClassTiming]:
     groups: dict[str, list[TestTiming]] = {}
     for test in tests:
         groups.setdefault(split_nodeid(test.nodeid)[1], []).append(test.timing())
+    return _class_timings(groups)
+
+
+def _class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
     out = []
     for name, cases in groups.items():
         total = sum(c.total for c in cases)
@@ -154,30 +165,31 @@ def _crash_message(phase: dict) -> str | None:
     return None
 
 
+def _json_test(i: int, item: Any) -> _Test:
+    if not isinstance(item, dict) or not isinstance(item.get("nodeid"), str):
+        raise ReportError(f"json report: tests[{i}] has no nodeid")
+    test = _Test(item["nodeid"])
+    for when in PHASES:
+        phase = item.get(when)
+        if isinstance(phase, dict):
+            test.phase(
+                when,
+                str(phase.get("outcome", "passed")),
+                phase.get("duration", 0.0),
+                _crash_message(phase),
+            )
+    if not test.finished and "setup" in test.outcomes:
+        # json-report omits phases that did not run; a finished report means it finished.
+        test.outcomes["teardown"] = "passed"
+    test.props = normalise_properties(item.get("user_properties"))
+    return test
+
+
 def _json_tests(data: dict) -> list[_Test]:
     raw = data.get("tests")
     if not isinstance(raw, list):
         raise ReportError("json report: missing 'tests' list")
-    tests = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("nodeid"), str):
-            raise ReportError(f"json report: tests[{i}] has no nodeid")
-        test = _Test(item["nodeid"])
-        for when in PHASES:
-            phase = item.get(when)
-            if isinstance(phase, dict):
-                test.phase(
-                    when,
-                    str(phase.get("outcome", "passed")),
-                    phase.get("duration", 0.0),
-                    _crash_message(phase),
-                )
-        if not test.finished and "setup" in test.outcomes:
-            # json-report omits phases that did not run; a finished report means it finished.
-            test.outcomes["teardown"] = "passed"
-        test.props = normalise_properties(item.get("user_properties"))
-        tests.append(test)
-    return tests
+    return [_json_test(i, item) for i, item in enumerate(raw)]
 
 
 def classes_from_json_report(data: dict) -> list[ClassTiming]:
@@ -204,6 +216,7 @@ class ReportLog:
         self.finished = False
         self.exitstatus: int | None = None
         self.started: dict[str, float] = {}  # nodeid -> start time, from the progress plugin
+        self.problems: list[str] = []  # damaged lines skipped (strict=False)
 
     @property
     def in_flight(self) -> str | None:
@@ -217,13 +230,22 @@ class ReportLog:
         return _classes(self.tests.values())
 
 
-def parse_reportlog(lines: Iterable[str], source: str = "reportlog") -> ReportLog:
-    """Read JSONL lines; a torn last line (the writer was killed mid-write) is ignored."""
+def parse_reportlog(
+    lines: Iterable[str], source: str = "reportlog", strict: bool = True
+) -> ReportLog:
+    """Read JSONL lines; a torn last line (the writer was killed mid-write) is ignored.
+
+    strict=False keeps going past bad lines, noting each in `problems`: the runner must not
+    drop every measured class because of one damaged line."""
     log = ReportLog()
     pending: tuple[int, str] | None = None
     for number, line in enumerate(lines, 1):
         if pending is not None:
-            raise ReportError(f"{source}:{pending[0]}: invalid JSON: {pending[1]}")
+            problem = f"{source}:{pending[0]}: invalid JSON: {pending[1]}"
+            if strict:
+                raise ReportError(problem)
+            log.problems.append(problem)
+            pending = None
         line = line.strip()
         if not line:
             continue
@@ -232,9 +254,14 @@ def parse_reportlog(lines: Iterable[str], source: str = "reportlog") -> ReportLo
         except json.JSONDecodeError as exc:
             pending = (number, exc.msg)  # fatal only if more lines follow
             continue
-        if not isinstance(entry, dict):
-            raise ReportError(f"{source}:{number}: expected a JSON object")
-        _reportlog_entry(log, entry, source, number)
+        try:
+            if not isinstance(entry, dict):
+                raise ReportError(f"{source}:{number}: expected a JSON object")
+            _reportlog_entry(log, entry, source, number)
+        except ReportError as exc:
+            if strict:
+                raise
+            log.problems.append(str(exc))
     return log
 
 
@@ -296,28 +323,51 @@ def unattributed(wall: float, classes: Iterable[ClassTiming]) -> float:
 
 def file_results_from_json_report(data: dict) -> list[FileResult]:
     """One FileResult per test file of a json report; elapsed is the sum of its test phases."""
-    tests = _json_tests(data)
-    by_file: dict[str, list[_Test]] = {}
-    for test in tests:
-        by_file.setdefault(split_nodeid(test.nodeid)[0], []).append(test)
-    collect_failed: dict[str, str] = {}
+    raw = data.get("tests")
+    if not isinstance(raw, list):
+        raise ReportError("json report: missing 'tests' list")
+    files = JsonReportFiles()
+    for item in raw:
+        files.add_test(item)
     for item in data.get("collectors") or ():
+        files.add_collector(item)
+    return files.results()
+
+
+class JsonReportFiles:
+    """`file_results_from_json_report`, fed one test (and collector) at a time, so a reader can
+    stream a large report instead of holding all of it: only the timings are kept."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.by_file: dict[str, dict[str, list[TestTiming]]] = {}  # path -> group -> tests
+        self.collect_failed: dict[str, str] = {}
+
+    def add_test(self, item: Any) -> None:
+        timing = _json_test(self.count, item).timing()
+        self.count += 1
+        path, group = split_nodeid(timing.nodeid)
+        self.by_file.setdefault(path, {}).setdefault(group, []).append(timing)
+
+    def add_collector(self, item: Any) -> None:
         if isinstance(item, dict) and item.get("outcome") == "failed":
             path = split_nodeid(str(item.get("nodeid") or ""))[0]
-            if not path:
-                continue
-            collect_failed.setdefault(path, _crash_message(item) or "collection failed")
-    results = []
-    for path in [*by_file, *(p for p in collect_failed if p not in by_file)]:
-        classes = _classes(by_file.get(path, []))
-        bad = any(c.failed or c.errors for c in classes) or path in collect_failed
-        results.append(
-            FileResult(
-                path=path,
-                elapsed=sum(c.total for c in classes),
-                status="failed" if bad else "passed",
-                classes=classes,
-                message=collect_failed.get(path),
+            if path:
+                self.collect_failed.setdefault(path, _crash_message(item) or "collection failed")
+
+    def results(self) -> list[FileResult]:
+        by_file, collect_failed = self.by_file, self.collect_failed
+        results = []
+        for path in [*by_file, *(p for p in collect_failed if p not in by_file)]:
+            classes = _class_timings(by_file.get(path, {}))
+            bad = any(c.failed or c.errors for c in classes) or path in collect_failed
+            results.append(
+                FileResult(
+                    path=path,
+                    elapsed=sum(c.total for c in classes),
+                    status="failed" if bad else "passed",
+                    classes=classes,
+                    message=collect_failed.get(path),
+                )
             )
-        )
-    return results
+        return results
