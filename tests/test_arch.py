@@ -291,3 +291,19 @@ def test_arch_mismatch():
     meta.gpu.arch = "SM90"
     assert arch_mismatch(meta) is None
     assert arch_mismatch(RunMeta(configured_arch="sm90")) is None
+
+
+def test_markdown_fill_changes_only_that_cell():
+    from ci_budget.arch import fill_source
+
+    rows, _, _ = parse_source(MARKDOWN, "t.py", AMAP)
+    rows[1].measured["sm90"] = 1.5e-06
+    new, touched, problems = fill_source(MARKDOWN, "t.py", rows, "sm90", True, AMAP)
+    assert problems == [] and [line for line, _ in touched] == [3]
+    old_lines, new_lines = MARKDOWN.split("\n"), new.split("\n")
+    assert [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b] == [5]
+    again, _, _ = parse_source(new, "t.py", AMAP)
+    assert (
+        again[1].reverted["sm90"].values == [1.5e-06]
+        and again[1].reverted["sm100"].raw == "5.56e-06"
+    )
