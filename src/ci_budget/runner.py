@@ -26,7 +26,7 @@ from typing import TextIO
 from ci_budget import timings
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.planner import lpt
+from ci_budget.planner import plan
 from ci_budget.proctree import ProcessTree
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
@@ -115,6 +115,7 @@ def select_jobs(
     suites: Iterable[str] = (),
     specs: Iterable[str] = (),
     partition: tuple[int, int] | None = None,
+    algorithm: str = "lpt",
 ) -> tuple[list[Job], list[FileResult]]:
     """(jobs to run in order, disabled files reported as not-run)."""
     suites, specs = list(suites), list(specs)
@@ -167,7 +168,7 @@ def select_jobs(
     order = sorted(jobs, key=lambda p: (-jobs[p].est_time, p))
     if partition is not None:
         index, count = partition
-        order = lpt([(p, jobs[p].est_time) for p in jobs], count)[index]
+        order = plan([(p, jobs[p].est_time) for p in jobs], count, algorithm)[index]
         if index != 0:
             disabled = []  # reported once, by the first shard
     return [jobs[p] for p in order], disabled

@@ -91,7 +91,14 @@ def run(args) -> int:
     for problem in scan.errors:
         print(f"warning: registry error, file skipped: {problem}", file=sys.stderr)
     try:
-        jobs, skipped = select_jobs(scan.registrations, root, args.suite, args.specs, partition)
+        jobs, skipped = select_jobs(
+            scan.registrations,
+            root,
+            args.suite,
+            args.specs,
+            partition,
+            algorithm=config.planner.algorithm,
+        )
     except SelectionError as exc:
         raise CliError(str(exc)) from None
     python = args.python or sys.executable
