@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import sys
 import time
@@ -164,6 +165,7 @@ class GitHubClient:
         comment_login: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        settle: float = 2.0,
     ):
         from github import Auth, Github
 
@@ -173,6 +175,7 @@ class GitHubClient:
             raise GitHubError("no GitHub token: set GITHUB_TOKEN or pass --token")
         self.repo_name = repo
         self.api_url = api_url.rstrip("/")
+        self.settle = settle  # section mode: how long our section must survive (see _verify)
         self._budget = _Budget(sleep, rate_limit_cap, clock)
         self._gh = Github(
             base_url=self.api_url,
@@ -183,7 +186,7 @@ class GitHubClient:
             seconds_between_requests=None,
             seconds_between_writes=None,
         )
-        self._repo = self._gh.get_repo(repo, lazy=True)
+        self._repo = self._gh.get_repo(repo)  # lazy: no request
         self._key = (self.api_url, hashlib.sha256(token.encode()).hexdigest())
         self._login = comment_login or _IDENTITY_CACHE.get(self._key)
 
@@ -317,8 +320,8 @@ class GitHubClient:
 
         Cost with a known identity and <= 100 comments: list + update = 2 calls (1 when the body
         is unchanged); a create is list + create + list = 3, plus one delete per duplicate a
-        racing reporter left and one update to merge into the oldest. Sections add a final list
-        to check ours survived concurrent writers (re-merged up to 5 times).
+        racing reporter left and one update to merge into the oldest. Sections add two lists,
+        `settle` seconds apart, to check ours survived concurrent writers (see `_verify`).
         """
         start = self.calls
         marker = marker_for(kind)
@@ -363,14 +366,28 @@ class GitHubClient:
         return survivor
 
     def _verify(self, number: int, kind: str, body: str, section: str) -> None:
-        """Read back until our section is in the one surviving comment (writers may race)."""
+        """Read back until our section has stayed in the one surviving comment for `settle` s.
+
+        The REST API has no compare-and-swap for comments: a writer that read before our write
+        can still overwrite it. Such in-flight writes land within a request's latency, so a
+        section seen twice, `settle` seconds apart, has survived them.
+        """
         want = fit_section(body)
-        for _ in range(5):
+        seen = False
+        for attempt in range(12):
+            if seen:
+                self._budget.sleep(self.settle)
+            elif attempt:  # writers collided: back off by a random amount so one of them wins
+                self._budget.sleep(random.uniform(0, min(0.05 * 2**attempt, 2.0)))
             ours = self._ours(number, marker_for(kind))
             if ours and len(ours) == 1:
                 found = parse_sections(kind, ours[0].body).get(section)
                 if found == want or (found is None and CUT_NOTE[:20] in ours[0].body):
-                    return  # ours is there (or was cut away by the length limit)
+                    if seen:
+                        return  # ours is there (or was cut away by the length limit)
+                    seen = True
+                    continue
+            seen = False
             if not ours:
                 self._create(number, merge_body(kind, body, section, []))
                 continue

@@ -37,6 +37,7 @@ def default_state(repo: str = "octo-org/hello-gpu") -> State:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like api.github.com
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stalls
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the state has a call log
@@ -87,6 +88,7 @@ class StandIn:
         self._server = _Server((host, port), Handler)
         self._server.standin = self
         self._thread: threading.Thread | None = None
+        self._after: dict[str, list] = {}  # operationId -> one-shot callbacks(state)
 
     # --- lifecycle -------------------------------------------------------------------------
     @property
@@ -95,7 +97,9 @@ class StandIn:
         return f"http://{host}:{port}"
 
     def start(self) -> StandIn:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -162,6 +166,12 @@ class StandIn:
         }
         self.fail(op, 403, "API rate limit exceeded for installation ID 1.", headers)
 
+    def after(self, op: str, func) -> None:
+        """Run `func(state)` once, right after the next `op` is served (e.g. delete a comment
+        between a reporter's list and its edit)."""
+        with self.state.lock:
+            self._after.setdefault(op, []).append(func)
+
     # --- observation -----------------------------------------------------------------------
     def calls(self, op: str | None = None) -> list[dict[str, Any]]:
         with self.state.lock:
@@ -225,7 +235,10 @@ class StandIn:
             if method in WRITES and who.read_only and op != "graphql":
                 return routes.error(403, NOT_ACCESSIBLE)
             req = routes.Req(method, path, query, body, who, params, base)
-            return func(self.state, req)
+            resp = func(self.state, req)
+            for hook in self._after.pop(op, []):
+                hook(self.state)
+            return resp
 
     def admin(self, method: str, what: str, raw: bytes) -> routes.Resp:
         """Test control outside the API: state dump and fault injection (not counted as calls)."""
