@@ -80,7 +80,7 @@ def test_markdown_sections_and_order():
     row = next(line for line in lines if line.startswith("| `t/over.py`"))
     assert "`█████████░` 114%" not in row and "`██████████` 114%" in row
     assert "🔴 over" in row and "est_time=1080" in row
-    assert "| `t/over.py::TestX` | 10s | 788s | 2s | 800s | 89% |" in md
+    assert "| `t/over.py::TestX` | 10s | 788s | 2.0s | 800s | 89% |" in md
     assert "_unattributed: start-up, imports, collection_ | | | | 100s | 11% |" in md
     assert "Running when it was cut off: `t/to.py::TestX::test_slow`" in md
     assert "est_time>=2280" in md and "lower bound" in md

@@ -43,6 +43,8 @@ ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "not-run")
 def secs(value: float | None) -> str:
     if value is None:
         return "-"
+    if abs(value) < 10:  # class setup and small files: whole seconds would read as 0s
+        return f"{value:.1f}s"
     return f"{value:,.0f}s"
 
 

@@ -39,10 +39,11 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def find_root(start: Path | None = None) -> Path:
-    """The git top level above `start` (a `.git` dir or file), else `start` itself."""
+    """The nearest directory up from `start` holding a `ci-budget.toml` or a `.git` (the git top
+    level), else `start` itself. A `ci-budget.toml` marks a project inside a larger checkout."""
     here = (start or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
+        if (candidate / "ci-budget.toml").is_file() or (candidate / ".git").exists():
             return candidate
     return here
 

@@ -122,6 +122,46 @@ def _load(args, config):
     return runs
 
 
+def _add_arch(report, root: Path, config, runs) -> None:
+    """Measured-KL table rows of the files in the report, flagged for their CI arch, with the
+    values this run recorded (GPU runs only: a CPU number is no architecture's)."""
+    from ci_budget.arch import arch_mismatch, attach_measured, rows_for_files
+
+    rels = sorted({line.file for line in report.lines if (root / line.file).is_file()})
+    rows, problems = rows_for_files(root, rels, config)
+    for run in runs:
+        if run.meta.gpu is not None and run.meta.gpu.arch:
+            attach_measured(rows, [run], problems=problems, arch_map=config.gpu_arch_map())
+        mismatch = arch_mismatch(run.meta, config.gpu_arch_map())
+        if mismatch is not None:
+            problems.append(mismatch)
+    report.arch_rows = rows
+    report.problems.extend(problems)
+
+
+def arch_annotations(report) -> list[str]:
+    """A warning at each flagged table row, capped like the budget annotations."""
+    from ci_budget.actions import annotation
+
+    out = []
+    for row in report.arch_rows:
+        serious = [f for f in row.flags if f != "silent everywhere"]
+        if not serious or len(out) >= ANNOTATIONS_PER_LEVEL:
+            continue
+        cells = ", ".join(f"{arch}: {cell.raw or 'empty'}" for arch, cell in row.reverted.items())
+        case = f"{row.group} {row.case}" if row.group else row.case
+        out.append(
+            annotation(
+                "warning",
+                f"{case}: {'; '.join(serious)} ({row.ci_arch or 'no CI arch'}); fix reverted: {cells}",
+                file=row.file,
+                line=row.line,
+                title="architecture row not verified on CI hardware",
+            )
+        )
+    return out
+
+
 def _post(args, markdown: str, config, out: Path) -> None:
     import os
 
@@ -165,6 +205,7 @@ def run(args) -> int:
     root, config = load(args)
     runs = _load(args, config)
     report = build_report(scan_tree(root, config), runs, config, kind=args.kind)
+    _add_arch(report, root, config, runs)
     md = markdown(report)
     out: Path = args.out
     try:
@@ -194,7 +235,7 @@ def run(args) -> int:
         }
     )
     if actions.in_actions():
-        for command in annotations(report):
+        for command in annotations(report) + arch_annotations(report):
             print(command)
     sys.stdout.flush()
     if args.post:
