@@ -16,6 +16,11 @@ from benchmarks.common import table
 # name -> (module, full-size kwargs, smoke kwargs)
 BENCHMARKS = {
     "registry": ("benchmarks.registry_bench", {}, {"files": 40, "repeat": 1}),
+    "ingest": (
+        "benchmarks.ingest_bench",
+        {},
+        {"tests": 300, "files": 12, "shards": 3, "shard_files": 4, "repeat": 1},
+    ),
 }
 
 

@@ -91,15 +91,131 @@ def load_json_reports(patterns: list[str]) -> list[RunResults]:
         ) from None
     out = []
     for path in expand(patterns):
-        data = read_json(path)
-        if not isinstance(data, dict) or "tests" not in data and "collectors" not in data:
-            raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
-        try:
-            files = file_results_from_json_report(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
+        files = stream_json_report(path)
+        if files is None:  # anything unusual: the whole-file path, with its exact errors
+            data = read_json(path)
+            if not isinstance(data, dict) or "tests" not in data and "collectors" not in data:
+                raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
+            try:
+                files = file_results_from_json_report(data)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
         out.append(RunResults(meta=RunMeta(mode="pytest"), files=files))
     return out
+
+
+class _NotStreamable(Exception):
+    """The file is not a plain, valid report: the caller falls back to reading it whole."""
+
+
+class _Reader:
+    """JSON read a chunk at a time with the stdlib decoder (so values decode exactly as
+    `json.loads` would), for walking a large top-level object without holding all of it."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.decoder = json.JSONDecoder()
+
+    def _more(self, size: int) -> bool:
+        if self.eof:
+            return False
+        chunk = self.handle.read(size)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf = self.buf[self.pos :] + chunk
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next non-blank character ('' at the end)."""
+        while True:
+            end = len(self.buf)
+            pos = self.pos
+            while pos < end and self.buf[pos] in " \t\n\r":
+                pos += 1
+            self.pos = pos
+            if pos < end or not self._more(self.CHUNK):
+                return self.buf[pos] if pos < end else ""
+
+    def take(self, char: str) -> None:
+        if self.peek() != char:
+            raise _NotStreamable
+        self.pos += 1
+
+    def value(self):
+        self.peek()
+        size = self.CHUNK
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError:
+                end = None
+            # A value ending at the buffer's end may be cut short (a number): read on to be sure.
+            if end is not None and (end < len(self.buf) or self.eof):
+                self.pos = end
+                return value
+            if not self._more(size):
+                if end is None:
+                    raise _NotStreamable from None
+                self.pos = end
+                return value
+            size *= 2  # a large value: fewer, bigger reads instead of re-parsing it often
+
+
+def _stream_report(reader: _Reader, files) -> None:
+    reader.take("{")
+    seen: set[str] = set()
+    streams = {"tests": files.add_test, "collectors": files.add_collector}
+    if reader.peek() == "}":
+        raise _NotStreamable
+    while True:
+        key = reader.value()
+        if not isinstance(key, str) or key in seen:
+            raise _NotStreamable  # json.loads keeps the last duplicate: leave that to it
+        seen.add(key)
+        reader.take(":")
+        add = streams.get(key)
+        if add is None:
+            reader.value()
+        else:
+            reader.take("[")
+            if reader.peek() == "]":
+                reader.pos += 1
+            else:
+                while True:
+                    add(reader.value())
+                    sep = reader.peek()
+                    reader.take(sep if sep in ",]" else ",")
+                    if sep == "]":
+                        break
+        sep = reader.peek()
+        reader.take(sep if sep in ",}" else ",")
+        if sep == "}":
+            break
+    if reader.peek() != "" or "tests" not in seen:
+        raise _NotStreamable
+
+
+def stream_json_report(path: Path) -> list[FileResult] | None:
+    """A pytest-json-report file's results, reading `tests[]` one item at a time and keeping
+    only the timings: a whole-file `json.load` needs about 5x the file's size in memory.
+    None when the file is anything but a plain valid report; the whole-file path then gives
+    the same results or the exact error."""
+    from ci_budget.timings import JsonReportFiles
+
+    files = JsonReportFiles()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            _stream_report(_Reader(handle), files)
+        return files.results()
+    except (_NotStreamable, OSError, UnicodeDecodeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _union(values: list[list[str]]) -> list[str]:

@@ -1,0 +1,179 @@
+"""Results ingest: a large pytest-json-report file, and many shard results files.
+
+json report — baseline: `json.load` + a plain Python pass (per-class sums in dicts).
+ci-budget: `results.load_json_reports` (streams `tests[]`) + `budget.build_report` +
+`render.markdown`. Shards — baseline: `json.load` + `RunResults.model_validate` per file;
+ci-budget: `results.load_results` + `build_report` + `markdown`.
+
+Peak memory is measured in a fresh child process per path: `ru_maxrss` at the end minus
+`ru_maxrss` after its imports, i.e. what reading the input added on top of the interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import Row, best_of
+from benchmarks.genresults import _path, registrations_for, write_json_report, write_shards
+
+
+def _plain_pass(path: Path) -> int:
+    """The baseline: whole-file json.load, then class sums in plain dicts."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    classes: dict[str, list[float]] = {}
+    for test in data["tests"]:
+        nodeid = test["nodeid"]
+        head, _, rest = nodeid.partition("::")
+        parts = rest.split("[", 1)[0].split("::")
+        name = head + "::" + "::".join(parts[:-1]) if len(parts) > 1 else head
+        total = sum(test[w]["duration"] for w in ("setup", "call", "teardown") if w in test)
+        classes.setdefault(name, [0.0, 0])[0] += total
+        classes[name][1] += 1
+    return len(classes)
+
+
+def _ours_json(path: Path, regs) -> tuple[int, str]:
+    from ci_budget.budget import build_report
+    from ci_budget.config import Config
+    from ci_budget.render import markdown
+    from ci_budget.results import load_json_reports
+
+    report = build_report(regs, load_json_reports([str(path)]), Config())
+    return sum(len(line.classes) for line in report.lines), markdown(report)
+
+
+def _baseline_shards(paths: list[Path]) -> int:
+    from ci_budget.models import RunResults
+
+    runs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            runs.append(RunResults.model_validate(json.load(handle)))
+    return sum(len(r.files) for r in runs)
+
+
+def _ours_shards(paths: list[Path], regs) -> tuple[int, str]:
+    from ci_budget.budget import build_report
+    from ci_budget.config import Config
+    from ci_budget.render import markdown
+    from ci_budget.results import load_results
+
+    report = build_report(regs, load_results([str(p) for p in paths]), Config())
+    return len(report.lines), markdown(report)
+
+
+def _rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
+def child(what: str, inputs: list[str], files: int) -> None:
+    """In a fresh process: imports first, then the measured work; prints added peak KiB."""
+    import ci_budget.budget  # noqa: F401
+    import ci_budget.render_md  # noqa: F401
+    import ci_budget.results  # noqa: F401
+
+    regs = registrations_for([_path(i) for i in range(files)])
+    paths = [Path(p) for p in inputs]
+    start = _rss_kb()
+    if what == "json-baseline":
+        _plain_pass(paths[0])
+    elif what == "json-ours":
+        _ours_json(paths[0], regs)
+    elif what == "shards-baseline":
+        _baseline_shards(paths)
+    else:
+        _ours_shards(paths, regs)
+    print(json.dumps({"added_kb": _rss_kb() - start}))
+
+
+def _child_mb(what: str, inputs: list[Path], files: int) -> float:
+    code = (
+        "import sys; from benchmarks.ingest_bench import child; "
+        "child(sys.argv[1], sys.argv[3:], int(sys.argv[2]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, what, str(files), *map(str, inputs)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(proc.stdout.splitlines()[-1])["added_kb"] / 1024
+
+
+def run(
+    tests: int = 100_000,
+    files: int = 2_000,
+    shards: int = 50,
+    shard_files: int = 40,
+    repeat: int = 3,
+) -> list[Row]:
+    from ci_budget.results import load_json_reports, read_json
+    from ci_budget.timings import file_results_from_json_report
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ci-budget-ingest-") as tmp:
+        report = Path(tmp) / "report.json"
+        t0 = time.perf_counter()
+        size = write_json_report(report, tests, files)
+        generated = time.perf_counter() - t0
+        regs = registrations_for([_path(i) for i in range(files)])
+        base = best_of(repeat, lambda: _plain_pass(report))
+        ours = best_of(repeat, lambda: _ours_json(report, regs))
+        # Correctness: the streamed results equal the whole-file path's, field for field.
+        streamed = load_json_reports([str(report)])[0].files
+        whole = file_results_from_json_report(read_json(report))
+        same = streamed == whole and ours.value[0] == base.value
+        base_mb = _child_mb("json-baseline", [report], files)
+        ours_mb = _child_mb("json-ours", [report], files)
+        size_mb = size / 2**20
+        rows.append(
+            Row(
+                f"json report ingest: {tests:,} tests -> report",
+                base.seconds,
+                ours.seconds,
+                ours_mb,
+                f"{size_mb:.1f} MiB file (generated in {generated:.1f}s), {base.value} classes, "
+                f"markdown {len(ours.value[1]):,} chars; identical to whole-file path: {same}; "
+                f"peak MiB added (child ru_maxrss): json.load baseline {base_mb:.0f}, "
+                f"ci-budget {ours_mb:.0f} = {ours_mb / size_mb:.1f}x the file",
+                ok=same,
+                limit=2.0,
+            )
+        )
+        rows.append(
+            Row(
+                "json report ingest: peak memory / file size",
+                base_mb / size_mb,
+                ours_mb / size_mb,
+                ours_mb,
+                "",
+                unit="x",
+                limit=3.0,
+            )
+        )
+        paths = write_shards(Path(tmp) / "shards", shards, shard_files)
+        shard_regs = registrations_for([_path(i) for i in range(shards * shard_files)])
+        base = best_of(repeat, lambda: _baseline_shards(paths))
+        ours = best_of(repeat, lambda: _ours_shards(paths, shard_regs))
+        ours_mb = _child_mb("shards-ours", paths, shards * shard_files)
+        rows.append(
+            Row(
+                f"shard merge: {shards} x {shard_files} files -> report",
+                base.seconds,
+                ours.seconds,
+                ours_mb,
+                f"{sum(p.stat().st_size for p in paths) / 2**20:.1f} MiB in {shards} files; "
+                f"{ours.value[0]} report lines (expected {shards * shard_files})",
+                ok=ours.value[0] == shards * shard_files == base.value,
+                limit=2.0,
+            )
+        )
+    return rows
