@@ -292,4 +292,5 @@ def test_post_upserts_the_sticky_comment_on_a_local_github(tmp_path, github_stan
         assert INSTALLATION_TOKEN not in proc.stdout + proc.stderr
     [comment] = [c for c in github_standin.comments(7) if c.login == BOT_LOGIN]
     assert comment.body.startswith("<!-- ci-budget:run -->")
+    assert comment.body.count("<!-- ci-budget:run -->") == 1
     assert "1 ok" in comment.body and "over budget" not in comment.body

@@ -519,6 +519,8 @@ def merge_body(kind: str, body: str, section: str | None, existing: list[str | N
     """
     marker = marker_for(kind)
     if section is None:
+        if first_line(body) == marker:  # rendered reports carry the marker already
+            return fit(body)
         return fit(f"{marker}\n{body}")
     if not re.fullmatch(r"[\w.-]+", section):
         raise GitHubError(

@@ -112,9 +112,7 @@ def run(args) -> int:
 
         _, config = load(args)
         try:
-            # post_report writes the marker line itself
-            body = md.split("\n", 1)[1] if md.startswith("<!-- ci-budget:") else md
-            post_report(body, kind=KIND, pr=args.pr, token=token, config=config)
+            post_report(md, kind=KIND, pr=args.pr, token=token, config=config)
         except Exception as exc:  # the report is on disk; say why posting failed
             message = str(exc).replace(token, "***") if token else str(exc)
             raise CliError(
