@@ -21,7 +21,8 @@ examples:
   ci-budget plan                                   # decide what a GitHub event runs
 
 exit status: 0 fine, 1 the checked condition failed, 2 usage or input error.
-Every command works on the repository it runs in (git top level or cwd) or on --root DIR.
+Every command works on the repository it runs in (the nearest directory up holding a
+ci-budget.toml or .git, else the current directory) or on --root DIR.
 """
 
 

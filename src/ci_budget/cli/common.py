@@ -27,7 +27,10 @@ def add_subcommand(sub, name: str, help: str, description: str, example: str):
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--root", type=Path, default=None, help="repository root (default: git top level or cwd)"
+        "--root",
+        type=Path,
+        default=None,
+        help="repository root (default: the nearest directory up with a ci-budget.toml or .git, else cwd)",
     )
     parser.add_argument(
         "--config",

@@ -15,7 +15,7 @@ def add_parser(sub):
         "suggest",
         help="suggest est_time values from measured history",
         description="Suggest est_time = p90 of passing runs x (1 + thresholds.margin), rounded "
-        "up to thresholds.round-to, where the change is at least 30 s and 30 %%. --write "
+        "up to thresholds.round-to, where the change is at least 30 s and 30 %. --write "
         "rewrites only the est_time literal in each test file.",
         example="ci-budget suggest --store ci-budget-history.json\n"
         "ci-budget suggest --suite base-b-test-1-gpu-large --write",
