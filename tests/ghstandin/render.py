@@ -111,7 +111,8 @@ def permission(base: str, login: str, role: str) -> dict[str, Any]:
     out = example("repository-collaborator-permission-response-if-user-has-admin-permissions")
     # GitHub folds the fine-grained roles into the classic levels in `permission`
     classic = {"maintain": "write", "triage": "read"}.get(role, role)
-    out.update(permission=classic, role_name=role, user=user(base, login, 2000 + len(login)))
+    who = {**user(base, login, 2000 + len(login)), "role_name": role}  # the schema requires it
+    out.update(permission=classic, role_name=role, user=who)
     return out
 
 
