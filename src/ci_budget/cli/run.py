@@ -101,7 +101,7 @@ def run(args) -> int:
         )
     except SelectionError as exc:
         raise CliError(str(exc)) from None
-    python = args.python or sys.executable
+    python = _interpreter(args.python) if args.python else sys.executable
     out = args.out if args.out.is_absolute() else Path.cwd() / args.out
     artifacts = args.artifacts_dir or out.with_name(out.stem + "-artifacts")
     runner_config = args.runner_config
@@ -141,3 +141,19 @@ def run(args) -> int:
     results = run_jobs(jobs, skipped, meta, opts)
     print(f"results: {out}")
     return exit_status(results)
+
+
+def _interpreter(name: str) -> str:
+    """--python as an absolute path: tests run from the repository root, not from here."""
+    import shutil
+
+    from ci_budget.cli.common import CliError
+
+    if "/" in name:
+        path = Path(name).expanduser().absolute()
+        found = str(path) if path.is_file() else None
+    else:
+        found = shutil.which(name)
+    if found is None:
+        raise CliError(f"--python {name}: no such interpreter")
+    return found
