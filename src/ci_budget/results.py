@@ -148,6 +148,12 @@ class _Reader:
             raise _NotStreamable
         self.pos += 1
 
+    def _maybe_cut(self, value, end: int) -> bool:
+        if end >= len(self.buf):
+            return True
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return number and self.buf[end] in ".eE+-0123456789"
+
     def value(self):
         self.peek()
         size = self.CHUNK
@@ -156,8 +162,9 @@ class _Reader:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError:
                 end = None
-            # A value ending at the buffer's end may be cut short (a number): read on to be sure.
-            if end is not None and (end < len(self.buf) or self.eof):
+            # A number may be cut short by the buffer's end, even mid-way ("12." of "12.5"):
+            # read on to be sure.
+            if end is not None and (self.eof or not self._maybe_cut(value, end)):
                 self.pos = end
                 return value
             if not self._more(size):
