@@ -95,7 +95,7 @@ def arch_cells(row) -> str:
     ]
     if row.fixed is not None:
         parts.append(f"fixed: {row.fixed.raw or 'n/a'}")
-    parts += [f"CI {key}: {value:g}" for key, value in row.measured.items()]
+    parts += [f"this run on {key}: {value:.3g}" for key, value in row.measured.items()]
     return "; ".join(parts)
 
 
