@@ -21,6 +21,9 @@ BENCHMARKS = {
         {},
         {"tests": 300, "files": 12, "shards": 3, "shard_files": 4, "repeat": 1},
     ),
+    "startup": ("benchmarks.startup_bench", {}, {"repeat": 1}),
+    "github": ("benchmarks.github_bench", {}, {"chatter": (0, 150)}),
+    "runner": ("benchmarks.runner_bench", {}, {"files": 2}),
 }
 
 

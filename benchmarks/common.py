@@ -70,8 +70,9 @@ def table(rows: list[Row]) -> str:
     lines = [head, "-" * len(head)]
     notes = []
     for r in rows:
-        base = f"{r.baseline:.3f}{r.unit}" if r.baseline is not None else "-"
-        ours = f"{r.ours:.3f}{r.unit}" if r.ours is not None else "-"
+        digits = 0 if r.unit == " calls" else 3
+        base = f"{r.baseline:.{digits}f}{r.unit}" if r.baseline is not None else "-"
+        ours = f"{r.ours:.{digits}f}{r.unit}" if r.ours is not None else "-"
         ratio = f"{r.ratio:.1f}x" if r.ratio is not None else "-"
         mem = f"{r.peak_mb:.0f}" if r.peak_mb is not None else "-"
         if r.limit is not None:
