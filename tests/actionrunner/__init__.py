@@ -1,0 +1,16 @@
+"""Runs action.yml's steps and a workflow's jobs locally, as GitHub's runner would (see runner)."""
+
+from .expressions import Unsupported, evaluate, render
+from .runner import ActionRun, JobRun, Runner, Step, load_yaml, read_output_file
+
+__all__ = [
+    "ActionRun",
+    "JobRun",
+    "Runner",
+    "Step",
+    "Unsupported",
+    "evaluate",
+    "load_yaml",
+    "read_output_file",
+    "render",
+]

@@ -1,0 +1,328 @@
+"""bitexact-budget.yml end to end: its jobs (plan -> run per matrix row -> report, and budget)
+run through tests/actionrunner against the local GitHub stand-in, with this repository's
+action.yml and the bundled examples/bitexact suite, copied into a git repository in tmp_path.
+
+Stood in by the harness, and said so there: checkout (git clone + checkout), artifacts (copied
+folders). Replaced by the test: the run job's `testenv` step, whose interpreter is this one (it
+has pytest and numpy; the step itself would pip-install them from the network).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from actionrunner import Runner, Unsupported, evaluate, render
+from actionrunner.runner import read_output_file
+from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
+WORKFLOW = Path(".github/workflows/bitexact-budget.yml")
+SPEC = "test/registered/radix_cache/test_hybrid_cache_kl_bitexact.py"
+PR = 7
+COPIED = ["action.yml", "pyproject.toml", "README.md", "scripts", "src", ".github"]
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def copy_project(dest: Path, source: Path = ROOT) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*-artifacts", "ci-budget-results*")
+    for name in [*COPIED, "examples/bitexact"]:
+        src = source / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=ignore)
+        else:
+            shutil.copy2(src, dest / name)
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory):
+    """One snapshot of the project per session: every scenario runs the same code."""
+    snapshot = tmp_path_factory.mktemp("project")
+    copy_project(snapshot)
+    return snapshot
+
+
+@pytest.fixture(scope="session")
+def runner_temp(tmp_path_factory, project):
+    """RUNNER_TEMP shared by every job of the session, like a runner that keeps its temp: the
+    action's venv is installed here once (the real setup script) and reused by every job."""
+    temp = tmp_path_factory.mktemp("runner-temp")
+    output = temp / "setup-output"
+    env = {**os.environ, "ACTION_PATH": str(project), "RUNNER_TEMP": str(temp)}
+    env["GITHUB_OUTPUT"] = str(output)
+    done = subprocess.run(
+        [
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-eo",
+            "pipefail",
+            str(project / "scripts/action_setup.sh"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    cli = read_output_file(output)["cli"]
+    assert subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.startswith(
+        "ci-budget "
+    )
+    return temp
+
+
+@pytest.fixture
+def origin(tmp_path, project):
+    """The repository on 'GitHub': main with the project, a PR branch `feature` one commit on."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    copy_project(repo, project)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    note = repo / "examples" / "bitexact" / "NOTES.txt"
+    note.write_text("a change under review\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "change")
+    git(repo, "checkout", "-q", "main")
+    return repo
+
+
+def push(repo: Path, text: str) -> str:
+    """A new commit on the PR branch; returns its sha."""
+    git(repo, "checkout", "-q", "feature")
+    (repo / "examples" / "bitexact" / "NOTES.txt").write_text(text)
+    git(repo, "commit", "-q", "-am", text)
+    sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
+def hook(name: str) -> dict:
+    return json.loads((HOOKS / f"{name}.payload.json").read_text(encoding="utf-8"))
+
+
+def _repo_fields(payload: dict, standin) -> None:
+    owner, name = standin.state.repo.split("/")
+    payload["repository"].update(full_name=standin.state.repo, name=name)
+    payload["repository"]["owner"]["login"] = owner
+
+
+def comment_event(standin, login: str, body: str) -> tuple[dict, int]:
+    cid = standin.add_comment(PR, login, body)
+    payload = hook("issue_comment.created.on-pull-request")
+    _repo_fields(payload, standin)
+    payload["issue"]["number"] = PR
+    payload["comment"].update(id=cid, body=body)
+    payload["comment"]["user"]["login"] = login
+    payload["sender"]["login"] = login
+    return payload, cid
+
+
+def pull_event(standin, action: str, origin: Path, labels: list[str], label: str | None = None):
+    payload = hook(f"pull_request.{'labeled' if action == 'labeled' else 'synchronize'}")
+    _repo_fields(payload, standin)
+    payload["action"] = action
+    payload["number"] = PR
+    pull = payload["pull_request"]
+    pull.update(number=PR, draft=False, state="open")
+    pull["labels"] = [{"name": n} for n in labels]
+    pull["head"].update(sha=git(origin, "rev-parse", "feature"), ref="feature")
+    pull["head"]["repo"]["full_name"] = standin.state.repo
+    pull["base"].update(sha=git(origin, "rev-parse", "main"), ref="main")
+    pull["base"]["repo"]["full_name"] = standin.state.repo
+    if label:
+        payload["label"] = {"name": label}
+    return payload
+
+
+def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, **kw):
+    work = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
+    sha = payload["pull_request"]["head"]["sha"] if event_name == "pull_request" else None
+    github = {
+        "event_name": event_name,
+        "event": payload,
+        "repository": standin.state.repo,
+        "repository_owner": standin.state.repo.split("/")[0],
+        "token": INSTALLATION_TOKEN,
+        "sha": sha or git(origin, "rev-parse", "main"),
+        "ref": f"refs/pull/{PR}/merge" if sha else "refs/heads/main",
+        "api_url": standin.url,
+        "server_url": "https://github.example",
+        "run_id": "4242",
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    env.update(
+        CI="true",
+        GITHUB_ACTIONS="true",
+        GITHUB_EVENT_NAME=event_name,
+        GITHUB_REPOSITORY=standin.state.repo,
+        GITHUB_API_URL=standin.url,
+        GITHUB_SERVER_URL="https://github.example",
+        GITHUB_SHA=github["sha"],
+        GITHUB_REF=github["ref"],
+        GITHUB_RUN_ID="4242",
+        RUNNER_TEMP=str(runner_temp),
+    )
+    runner = Runner(
+        origin,
+        work,
+        runner_temp=runner_temp,
+        github=github,
+        env=env,
+        replace={"testenv": {"python": sys.executable}},
+        **kw,
+    )
+    runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
+    return runner.run_workflow(origin / WORKFLOW)
+
+
+def sticky(standin, kind: str):
+    return [
+        c
+        for c in standin.comments(PR)
+        if f"<!-- ci-budget:{kind} -->" in c.body and c.login == BOT_LOGIN
+    ]
+
+
+def reactions(standin, cid: int) -> list[list[str]]:
+    return standin.state.comments[cid].reactions
+
+
+def explain(jobs) -> str:
+    return "\n".join(run.log() for runs in jobs.values() for run in runs)
+
+
+# --- the harness itself ----------------------------------------------------------------------
+
+
+def test_expressions_follow_github_rules_and_refuse_the_unknown():
+    ctx = {"needs": {"plan": {"outputs": {"should-run": "true", "matrix": '{"include": [1]}'}}}}
+    ok = {"success": True, "failure": False, "always": True, "cancelled": False}
+    assert evaluate("needs.plan.outputs.should-run == 'TRUE'", ctx) is True  # case-insensitive
+    assert render("${{ fromJSON(needs.plan.outputs.matrix) }}", ctx) == {"include": [1]}
+    assert render("a-${{ needs.plan.outputs.nothing || 'x' }}", ctx) == "a-x"
+    assert evaluate("always() && needs.plan.outputs.should-run == 'true'", ctx, ok) is True
+    with pytest.raises(Unsupported):
+        evaluate("hashFiles('**/x')", ctx)
+    with pytest.raises(Unsupported):
+        evaluate("secrets.TOKEN", ctx)
+    # && and || short-circuit: fromJSON of an unset variable is never called.
+    runs_on = "${{ vars.X && fromJSON(vars.X) || 'ubuntu-latest' }}"
+    assert render(runs_on, {"vars": {}}) == "ubuntu-latest"
+    assert render(runs_on, {"vars": {"X": '["self-hosted", "1-gpu-large"]'}}) == [
+        "self-hosted",
+        "1-gpu-large",
+    ]
+
+
+# --- scenarios -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_rerun_test_by_writer_runs_the_authorised_commit(
+    tmp_path, origin, github_standin, runner_temp
+):
+    head = git(origin, "rev-parse", "feature")
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature", user="contributor")
+    github_standin.state.roles["alice"] = "write"
+    payload, cid = comment_event(github_standin, "alice", f"/rerun-test {SPEC}")
+    moved = {}
+
+    def after(job, run):  # the branch moves after the comment: the GPU job must not follow it
+        if job == "plan":
+            moved["sha"] = push(origin, "pushed after the comment")
+
+    jobs = run_workflow(
+        tmp_path, origin, github_standin, runner_temp, "issue_comment", payload, between_jobs=after
+    )
+    plan, runs, report = jobs["plan"][0], jobs["run"], jobs["report"][0]
+    assert plan.outputs["should-run"] == "true", explain(jobs)
+    assert plan.outputs["head-sha"] == head
+    assert [r.result for r in runs] == ["success"], explain(jobs)
+    assert runs[0].head == head != moved["sha"]
+    assert runs[0].runs_on == "ubuntu-latest"  # no BITEXACT_RUNS_ON variable
+    assert runs[0].concurrency["group"].startswith(f"bitexact-run-{PR}-")
+    assert "reusing" in runs[0].steps[2].log  # the session's venv, as the action's reuse logic
+    assert report.result == "success", explain(jobs)
+    assert jobs["budget"][0].result == "skipped"
+    [comment] = sticky(github_standin, "run")
+    assert "TestHybridCacheKL" in comment.body  # per-class timing against the file's budget
+    assert "test_hybrid_cache_kl_bitexact.py" in comment.body
+    assert [BOT_LOGIN, "eyes"] in reactions(github_standin, cid)
+    assert "ci-budget" in report.summary
+
+
+@pytest.mark.slow
+def test_rerun_test_by_reader_is_refused_before_any_runner(
+    tmp_path, origin, github_standin, runner_temp
+):
+    github_standin.add_pull(PR, head_sha=git(origin, "rev-parse", "feature"), head_ref="feature")
+    github_standin.state.roles["mallory"] = "read"
+    payload, cid = comment_event(github_standin, "mallory", f"/rerun-test {SPEC}")
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "issue_comment", payload)
+    assert jobs["plan"][0].outputs["should-run"] == "false", explain(jobs)
+    assert [r.result for r in jobs["run"]] == ["skipped"]
+    assert jobs["report"][0].result == "skipped"
+    assert not any((tmp_path).glob("run-*/artifacts/*"))  # nothing ran, nothing uploaded
+    assert [BOT_LOGIN, "confused"] in reactions(github_standin, cid)
+    assert sticky(github_standin, "run") == []
+
+
+@pytest.mark.slow
+def test_run_ci_label_then_push_updates_one_merged_comment(
+    tmp_path, origin, github_standin, runner_temp
+):
+    github_standin.add_pull(
+        PR, head_sha=git(origin, "rev-parse", "feature"), head_ref="feature", labels=["run-ci"]
+    )
+    labeled = pull_event(github_standin, "labeled", origin, ["run-ci"], label="run-ci")
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", labeled)
+    rows = jobs["run"]
+    assert jobs["plan"][0].outputs["should-run"] == "true", explain(jobs)
+    assert rows and all(r.result == "success" for r in rows), explain(jobs)
+    shards = sorted(p.name for p in (tmp_path / "run-0" / "artifacts").glob("ci-budget-results-*"))
+    assert shards == [f"ci-budget-results-{i}" for i in range(len(rows))]
+    assert jobs["report"][0].result == "success", explain(jobs)
+    [first] = sticky(github_standin, "run")
+    for row in rows:  # one comment holds every shard's files
+        for spec in row.matrix.get("specs") or []:
+            assert spec.split("::")[0].rsplit("/", 1)[-1] in first.body
+    assert "test_long_prefix_sweep.py" in first.body
+    assert "test_hybrid_cache_kl_bitexact.py" in first.body
+    assert jobs["budget"][0].result == "success", explain(jobs)
+    assert len(sticky(github_standin, "budget")) == 1
+    first_body, first_updated = first.body, first.updated_at
+
+    new_head = push(origin, "second push")
+    github_standin.state.issues[PR].head_sha = new_head
+    sync = pull_event(github_standin, "synchronize", copy.deepcopy(origin), ["run-ci"])
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", sync)
+    assert all(r.head == new_head for r in jobs["run"]), explain(jobs)
+    assert jobs["report"][0].result == "success", explain(jobs)
+    [again] = sticky(github_standin, "run")  # updated in place, not a second comment
+    assert again.id == first.id
+    assert again.updated_at != first_updated or again.body != first_body
+    assert len(sticky(github_standin, "budget")) == 1
