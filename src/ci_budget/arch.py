@@ -300,16 +300,9 @@ def attach_measured(
                 hits = match_row(mine, tc.nodeid, tc.user_properties.get(CASE_PROPERTY))
                 if len(hits) == 1:
                     hits[0].measured[run_arch] = value
-                elif hits:
-                    problems.append(
-                        Problem(
-                            file=f.path,
-                            line=hits[0].line,
-                            message=f"{tc.nodeid} matches {len(hits)} rows "
-                            f"('{hits[0].case}'); record_property('{CASE_PROPERTY}', ...) "
-                            "names one",
-                        )
-                    )
+                else:  # one case under several fixes: it measured each, unless named elsewhere
+                    for row in hits:
+                        row.measured.setdefault(run_arch, value)
     return rows
 
 

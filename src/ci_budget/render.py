@@ -88,6 +88,37 @@ def headline(report: Report) -> str:
     )
 
 
+def run_line(report: Report, limit: int = 6) -> str:
+    """Where the runs ran: GPU (detected arch), runner config, shard, commit; distinct ones."""
+    seen: list[str] = []
+    for meta in report.meta:
+        bits = []
+        if meta.gpu is not None:
+            cc = (
+                f", compute capability {meta.gpu.compute_capability}"
+                if meta.gpu.compute_capability
+                else ""
+            )
+            count = f"{meta.gpu.count}× " if meta.gpu.count > 1 else ""
+            bits.append(f"{count}{meta.gpu.name} ({meta.gpu.arch or 'arch unknown'}{cc})")
+        else:
+            bits.append("no GPU detected")
+        if meta.runner_config:
+            configured = f", configured {meta.configured_arch}" if meta.configured_arch else ""
+            bits.append(f"runner config {meta.runner_config}{configured}")
+        if meta.partition:
+            bits.append(f"shard {meta.partition}")
+        if meta.commit:
+            bits.append(f"commit {meta.commit[:10]}")
+        text = " · ".join(bits)
+        if text not in seen:
+            seen.append(text)
+    if not seen:
+        return ""
+    more = f"; and {len(seen) - limit} more" if len(seen) > limit else ""
+    return "Ran on " + "; ".join(seen[:limit]) + more
+
+
 def arch_cells(row) -> str:
     """What each architecture measured, e.g. `sm90: 1.23; sm100: n/a; fixed: 1.01`."""
     parts = [
@@ -148,7 +179,10 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
 
 def terminal(report: Report) -> str:
     """The report as aligned plain text (no size limit: a terminal scrolls)."""
-    out = [f"{report.title} ({report.kind}): {headline(report)}", ""]
+    out = [f"{report.title} ({report.kind}): {headline(report)}"]
+    if run_line(report):
+        out.append(run_line(report))
+    out.append("")
     if report.lines:
         rows = [["STATUS", "USED", "", "MEASURED", "EST", "SUGGEST", "SUITE", "FILE"]]
         for line in report.lines:

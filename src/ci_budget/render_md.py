@@ -19,6 +19,7 @@ from ci_budget.render import (
     bar,
     headline,
     pct,
+    run_line,
     secs,
     suggestion_text,
 )
@@ -227,6 +228,8 @@ def _fit(part: Part, prefix: list[int], room: int) -> int:
 
 def markdown(report: Report, limit: int = 65536) -> str:
     top = f"<!-- ci-budget:{report.kind} -->\n## {report.title}: {headline(report)}\n"
+    if run_line(report):
+        top += f"\n{cell(run_line(report))}\n"
     parts, attention = _parts(report)
     prefixes = [_prefix(p.items) for p in parts]
     sizes = [p.size(len(p.items), pre) for p, pre in zip(parts, prefixes, strict=True)]
