@@ -60,6 +60,8 @@ class RegistryScan(Data):
 
 
 class TestTiming(Data):
+    __test__ = False  # a data model, not a test class for pytest to collect
+
     nodeid: str
     outcome: str = "passed"  # passed / failed / skipped / error / running
     setup: float = 0.0
