@@ -289,6 +289,8 @@ def test_rerun_test_by_reader_is_refused_before_any_runner(
     assert not any((tmp_path).glob("run-*/artifacts/*"))  # nothing ran, nothing uploaded
     assert [BOT_LOGIN, "confused"] in reactions(github_standin, cid)
     assert sticky(github_standin, "run") == []
+    replies = [c.body for c in github_standin.comments(PR) if c.login == BOT_LOGIN]
+    assert any("@mallory" in body and "refused" in body for body in replies)
 
 
 @pytest.mark.slow
