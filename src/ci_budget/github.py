@@ -22,14 +22,21 @@ from pydantic import BaseModel
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
+from ci_budget.sticky import (  # noqa: F401 - re-exported: part of this module's API
+    CUT_NOTE,
+    MAX_BODY,
+    StickyError,
+    first_line,
+    fit,
+    fit_section,
+    marker_for,
+    merge_body,
+    parse_sections,
+)
+
 DEFAULT_API_URL = "https://api.github.com"
-MAX_BODY = 65536  # GitHub: "Body is too long (maximum is 65536 characters)"
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 REPORT_WORKFLOW = "bitexact-budget-report.yml"
-CUT_NOTE = (
-    "\n\n_(cut at GitHub's {limit}-character comment limit; the full report is in the step "
-    "summary and the results artifact)_\n"
-)
 PERMISSIONS = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
 PERMISSIONS |= {"read": "read", "none": "none"}
 
@@ -473,65 +480,3 @@ def post_report(
         file=stream or sys.stdout,
     )
     return result
-
-
-# --- comment text (pure) ---------------------------------------------------------------------
-def marker_for(kind: str) -> str:
-    if not re.fullmatch(r"[\w.-]+", kind):
-        raise GitHubError(f"sticky comment kind {kind!r}: use letters, digits, '.', '_' or '-'")
-    return f"<!-- ci-budget:{kind} -->"
-
-
-def first_line(text: str | None) -> str:
-    return (text or "").split("\n", 1)[0].strip()
-
-
-def fit(body: str, limit: int = MAX_BODY) -> str:
-    """`body` cut to `limit` characters with a note saying where the rest is."""
-    if len(body) <= limit:
-        return body
-    note = CUT_NOTE.format(limit=limit)
-    if limit <= len(note):
-        return body[:limit]
-    return body[: limit - len(note)] + note
-
-
-def fit_section(body: str) -> str:
-    return body.strip("\n")
-
-
-def _section_re(kind: str) -> re.Pattern[str]:
-    k = re.escape(kind)
-    return re.compile(
-        rf"<!-- ci-budget:{k}:section:([\w.-]+) -->\n(.*?)\n<!-- ci-budget:{k}:end:\1 -->", re.S
-    )
-
-
-def parse_sections(kind: str, text: str | None) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in _section_re(kind).finditer(text or "")}
-
-
-def merge_body(kind: str, body: str, section: str | None, existing: list[str | None]) -> str:
-    """The comment text: marker line, then our body, or every known section with ours replaced.
-
-    `existing` are bodies of our comments (oldest first); sections found in any of them are kept,
-    so merging duplicates loses nothing.
-    """
-    marker = marker_for(kind)
-    if section is None:
-        if first_line(body) == marker:  # rendered reports carry the marker already
-            return fit(body)
-        return fit(f"{marker}\n{body}")
-    if not re.fullmatch(r"[\w.-]+", section):
-        raise GitHubError(
-            f"sticky comment section {section!r}: use letters, digits, '.', '_' or '-'"
-        )
-    sections: dict[str, str] = {}
-    for text in reversed(existing):  # the oldest wins a name clash: it is the one being edited
-        sections.update(parse_sections(kind, text))
-    sections[section] = fit_section(body)
-    blocks = [
-        f"<!-- ci-budget:{kind}:section:{name} -->\n{sections[name]}\n<!-- ci-budget:{kind}:end:{name} -->"
-        for name in sorted(sections)
-    ]
-    return fit(marker + "\n" + "\n\n".join(blocks))
