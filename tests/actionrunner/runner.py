@@ -31,6 +31,18 @@ import yaml
 from .expressions import Strict, Unsupported, condition, render
 
 STEP_TIMEOUT = 600
+# Keys the harness honours (timeout-minutes is accepted and not enforced); anything else, such
+# as continue-on-error, would change the outcome, so it is refused rather than ignored.
+STEP_KEYS = {"name", "id", "if", "run", "shell", "env", "working-directory", "uses", "with"}
+STEP_KEYS |= {"timeout-minutes"}
+JOB_KEYS = {"name", "needs", "if", "runs-on", "permissions", "concurrency", "strategy"}
+JOB_KEYS |= {"outputs", "steps", "env", "timeout-minutes"}
+
+
+def _check_keys(what: str, spec: dict, allowed: set[str]) -> None:
+    unknown = set(spec) - allowed
+    if unknown:
+        raise Unsupported(f"{what}: keys {sorted(unknown)} are not supported by the harness")
 
 
 @dataclass
@@ -149,6 +161,7 @@ class Runner:
 
     def _run_step(self, step: dict, ctx: dict, job: _JobState, where: Path) -> Step:
         name = step.get("name") or step.get("id") or step.get("run", "")[:40]
+        _check_keys(f"step {name!r}", step, STEP_KEYS)
         env = {**self.env, **job.env_file_values}
         env.update({k: str(render(v, ctx)) for k, v in (job.job_env or {}).items()})
         env.update({k: _text(render(v, ctx)) for k, v in step.get("env", {}).items()})
@@ -322,6 +335,11 @@ class Runner:
         return {"github": self.github, "needs": needs, "vars": self.vars, "inputs": inputs}
 
     def _run_job(self, name: str, spec: dict, results: dict) -> list[JobRun]:
+        _check_keys(f"job {name!r}", spec, JOB_KEYS)
+        for step in spec["steps"]:
+            _check_keys(
+                f"job {name!r} step {step.get('name', step.get('uses'))!r}", step, STEP_KEYS
+            )
         needs, failed = self._needs_ctx(spec, results)
         ctx = self._contexts(needs)
         if not condition(spec.get("if"), ctx, _status(failed)):
