@@ -260,3 +260,16 @@ def test_post_upserts_the_budget_comment_on_a_local_github(tmp_path: Path, githu
     lines = comment.body.splitlines()
     assert lines[0] == MARKER and MARKER not in lines[1:]
     assert "600 s → 790 s: **+190 s** (+32 %)" in comment.body
+
+
+def test_root_in_a_subfolder_of_the_repository(tmp_path: Path):
+    # A project inside a larger checkout (like examples/bitexact here): paths stay root-relative.
+    a, b = "proj/test/registered/test_a.py", "proj/test/registered/test_b.py"
+    repo, base = _repo(
+        tmp_path, {"proj/ci-budget.toml": CONFIG, a: _reg(600), b: _reg(300)}, {a: _reg(700)}
+    )
+    proc = _cli(repo / "proj", "--base", base, "--format", "json", "--out", str(tmp_path / "o.md"))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    changes = [(c["file"], c["kinds"]) for c in report["changes"]]
+    assert changes == [("test/registered/test_a.py", ["est_time"])]

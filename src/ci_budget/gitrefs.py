@@ -96,7 +96,8 @@ def read_blobs(root: Path, commit: str, rels: list[str]) -> dict[str, bytes]:
     """{rel: content} for every path that is a blob at `commit`, in one git process."""
     if not rels:
         return {}
-    request = "".join(f"{commit}:{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
+    # `commit:./path` is relative to the root, which may be a folder inside the repository
+    request = "".join(f"{commit}:./{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
     out = _git(root, "cat-file", "--batch", input=request)
     blobs: dict[str, bytes] = {}
     pos = 0
@@ -122,5 +123,5 @@ def files_at(root: Path, ref: str, config: Config) -> tuple[str, dict[str, bytes
 
 def changed_files(root: Path, commit: str) -> list[str]:
     """Paths that differ between `commit` and the working tree (tracked files)."""
-    out = _git(root, "diff", "--name-only", "-z", "--no-renames", commit, "--")
+    out = _git(root, "diff", "--name-only", "--relative", "-z", "--no-renames", commit, "--")
     return sorted(n for n in out.decode("utf-8", "surrogateescape").split("\0") if n)

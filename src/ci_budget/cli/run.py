@@ -54,15 +54,17 @@ def _commit(root: Path) -> str | None:
     import os
     import subprocess
 
-    if os.environ.get("GITHUB_SHA"):
-        return os.environ["GITHUB_SHA"]
+    # The checked-out commit first: for /rerun-test it is the authorised PR head, while
+    # GITHUB_SHA is the default branch's tip.
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
         )
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+        pass
+    return os.environ.get("GITHUB_SHA") or None
 
 
 def run(args) -> int:

@@ -1,0 +1,47 @@
+"""The results record the commit that was checked out and run, not the event's GITHUB_SHA."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TEST = """\
+register_cuda_ci(est_time=5, stage="base-a", runner_config="1-gpu-large")
+
+
+def test_ok():
+    assert True
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
+    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_checked_out_head_wins_over_github_sha(tmp_path):
+    path = tmp_path / "test" / "registered" / "test_a.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(TEST)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "pr head")
+    head = _git(tmp_path, "rev-parse", "HEAD")
+    env = {**os.environ, "GITHUB_SHA": "0" * 40}  # issue_comment: the default branch's tip
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path),
+         "--suite", "base-a-test-1-gpu-large", "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["meta"]["commit"] == head
