@@ -285,7 +285,9 @@ def parse_error(rel: str, exc: Exception) -> RegistryScan:
         line, col, msg = exc.lineno or 1, exc.offset or 1, exc.msg
     else:  # ValueError: null bytes, bad encoding declarations
         line, col, msg = 1, 1, str(exc)
-    return RegistryScan(errors=[Problem(file=rel, line=line, col=col, message=f"cannot parse: {msg}")])
+    return RegistryScan(
+        errors=[Problem(file=rel, line=line, col=col, message=f"cannot parse: {msg}")]
+    )
 
 
 def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
