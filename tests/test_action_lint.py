@@ -1,5 +1,5 @@
 """The composite action and the workflows: linters report nothing, and the security properties
-docs/security.md promises hold in the YAML itself."""
+the README's security model promises hold in the YAML itself."""
 
 from __future__ import annotations
 
