@@ -234,3 +234,27 @@ def test_load_results_glob_is_sorted_and_deduplicated(tmp_path):
         write(tmp_path, f"shard-{i}.json", run(result(f"t/{i}.py", i)).model_dump(mode="json"))
     runs = load_results([str(tmp_path / "shard-*.json"), str(tmp_path / "shard-0.json")])
     assert [r.files[0].path for r in runs] == ["t/0.py", "t/1.py", "t/2.py"]
+
+
+def test_stale_budget_is_never_suggested_upwards():
+    from ci_budget.budget import build_report
+    from ci_budget.config import Config
+    from ci_budget.models import FileResult, Registration, RunResults, RunMeta
+
+    suite = "base-a-test-1-gpu-large"
+    regs = [
+        Registration(file="t/a.py", line=1, function="register_cuda_ci", backend="cuda",
+                     est_time=5, suite=suite),
+        Registration(file="t/b.py", line=1, function="register_cuda_ci", backend="cuda",
+                     est_time=600, suite=suite),
+    ]  # fmt: skip
+    run = RunResults(
+        meta=RunMeta(suites=[suite]),
+        files=[
+            FileResult(path="t/a.py", suite=suite, elapsed=1.6, status="passed"),
+            FileResult(path="t/b.py", suite=suite, elapsed=100.0, status="passed"),
+        ],
+    )
+    lines = {line.file: line for line in build_report(regs, [run], Config()).lines}
+    assert lines["t/a.py"].status == "stale" and lines["t/a.py"].suggestion is None
+    assert lines["t/b.py"].status == "stale" and lines["t/b.py"].suggestion == 120

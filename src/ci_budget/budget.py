@@ -143,6 +143,8 @@ def budget_line(
             message = f"{message}; {note}" if message else note
         else:
             suggestion = suggest(measured, config)
+            if status == "stale" and suggestion >= est:
+                suggestion = None  # rounding would not lower a too generous budget
     elif reg is None and measured is not None and result.status == "passed":
         suggestion = suggest(measured, config)
     return BudgetLine(
