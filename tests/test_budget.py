@@ -239,7 +239,7 @@ def test_load_results_glob_is_sorted_and_deduplicated(tmp_path):
 def test_stale_budget_is_never_suggested_upwards():
     from ci_budget.budget import build_report
     from ci_budget.config import Config
-    from ci_budget.models import FileResult, Registration, RunResults, RunMeta
+    from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 
     suite = "base-a-test-1-gpu-large"
     regs = [
