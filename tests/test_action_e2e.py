@@ -21,6 +21,7 @@ import pytest
 from actionrunner import Runner, Unsupported, evaluate, render
 from actionrunner.runner import read_output_file
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
+from gitrepo import git
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
@@ -28,20 +29,6 @@ WORKFLOW = Path(".github/workflows/bitexact-budget.yml")
 SPEC = "test/registered/radix_cache/test_hybrid_cache_kl_bitexact.py"
 PR = 7
 COPIED = ["action.yml", "pyproject.toml", "README.md", "scripts", "src", ".github"]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def copy_project(dest: Path, source: Path = ROOT) -> None:

@@ -6,7 +6,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+
+from gitrepo import git
 
 TEST = """\
 def register_cuda_ci(*args, **kwargs):
@@ -25,22 +26,14 @@ if __name__ == "__main__":
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}  # fmt: skip
-    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True,
-                          text=True, check=True)  # fmt: skip
-    return done.stdout.strip()
-
-
 def test_checked_out_head_wins_over_github_sha(tmp_path):
     path = tmp_path / "test" / "registered" / "test_a.py"
     path.parent.mkdir(parents=True)
     path.write_text(TEST)
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "pr head")
-    head = _git(tmp_path, "rev-parse", "HEAD")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "pr head")
+    head = git(tmp_path, "rev-parse", "HEAD")
     env = {**os.environ, "GITHUB_SHA": "0" * 40}  # issue_comment: the default branch's tip
     proc = subprocess.run(
         [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path),

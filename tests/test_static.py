@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from gitrepo import git
 
 from ci_budget.config import Config
 from ci_budget.gitrefs import GitError, files_at, glob_dirs, glob_match, selected
@@ -27,20 +28,6 @@ def _reg(est, stage="base-b", runner="1-gpu-large", extra="") -> str:
     )
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True
-    )
-    return proc.stdout.strip()
-
-
 def _write(repo: Path, files: dict[str, str | None]) -> None:
     for rel, text in files.items():
         path = repo / rel
@@ -54,14 +41,14 @@ def _write(repo: Path, files: dict[str, str | None]) -> None:
 def _repo(tmp_path: Path, base: dict, head: dict) -> tuple[Path, str]:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     _write(repo, {"ci-budget.toml": CONFIG, **base})
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    sha = _git(repo, "rev-parse", "HEAD")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    sha = git(repo, "rev-parse", "HEAD")
     _write(repo, head)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "head")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "head")
     return repo, sha
 
 
