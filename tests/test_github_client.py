@@ -195,6 +195,20 @@ def test_client_from_env_reads_config_and_requires_repo_and_token(github_standin
         client_from_env({"GITHUB_TOKEN": "x"})
 
 
+def test_action_tells_the_default_token_identity_through_the_environment(github_standin):
+    github_standin.add_pull(7)
+    old = github_standin.add_comment(7, BOT_LOGIN, "<!-- ci-budget:run -->\nold", user_type="Bot")
+    env = {
+        "GITHUB_REPOSITORY": github_standin.state.repo,
+        "GITHUB_API_URL": github_standin.url,
+        "CI_BUDGET_COMMENT_LOGIN": BOT_LOGIN,  # what action.yml sets for github.token
+    }
+    client = client_from_env(env, token=INSTALLATION_TOKEN, config=Config())
+    result = client.upsert_sticky(7, "run", "new")
+    assert (result.action, result.comment_id, result.calls) == ("updated", old, 2)
+    assert "graphql" not in [c["op"] for c in github_standin.calls()]
+
+
 def _event(tmp_path, name, mutate=None):
     path = tmp_path / name
     shutil.copy(WEBHOOKS / name, path)

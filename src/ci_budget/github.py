@@ -410,7 +410,8 @@ class GitHubClient:
 def client_from_env(
     env: Mapping[str, str] = os.environ, token: str | None = None, config=None, **kw: Any
 ) -> GitHubClient:
-    """A client for GITHUB_REPOSITORY at GITHUB_API_URL with --token or GITHUB_TOKEN."""
+    """A client for GITHUB_REPOSITORY at GITHUB_API_URL with --token or GITHUB_TOKEN; our login
+    from `[github] comment-login`, else CI_BUDGET_COMMENT_LOGIN, else asked of GitHub once."""
     settings = getattr(config, "github", None)
     repo = env.get("GITHUB_REPOSITORY", "")
     if not repo:
@@ -420,7 +421,11 @@ def client_from_env(
         token or env.get("GITHUB_TOKEN", ""),
         env.get("GITHUB_API_URL") or DEFAULT_API_URL,
         rate_limit_cap=settings.rate_limit_cap if settings else 60.0,
-        comment_login=settings.comment_login if settings else None,
+        # The composite action says when the token is the workflow's own GITHUB_TOKEN, whose
+        # comments are github-actions[bot]'s: knowing that saves the identity lookup.
+        comment_login=(settings.comment_login if settings else None)
+        or env.get("CI_BUDGET_COMMENT_LOGIN")
+        or None,
         **kw,
     )
 
