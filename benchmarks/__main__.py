@@ -24,6 +24,7 @@ BENCHMARKS = {
     "startup": ("benchmarks.startup_bench", {}, {"repeat": 1}),
     "github": ("benchmarks.github_bench", {}, {"chatter": (0, 150)}),
     "runner": ("benchmarks.runner_bench", {}, {"files": 2}),
+    "planner": ("benchmarks.planner_bench", {}, {"quick": True}),
 }
 
 
