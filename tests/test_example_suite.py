@@ -15,7 +15,7 @@ import pytest
 
 from ci_budget.arch import rows_for_files
 from ci_budget.config import load_config
-from ci_budget.registry import scan_tree
+from ci_budget.scanner import scan_tree
 
 pytest.importorskip("numpy", reason="the example model needs numpy")
 

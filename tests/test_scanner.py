@@ -6,8 +6,8 @@ import pytest
 
 from benchmarks.gentree import make_tree
 from ci_budget.config import Config
-from ci_budget.registry import discover, scan_source
-from ci_budget.scanner import scan_paths, scan_source_fast
+from ci_budget.registry import scan_source
+from ci_budget.scanner import discover, scan_paths, scan_source_fast
 
 MAIN = 'if __name__ == "__main__":\n    unittest.main()\n'
 TRICKY = {

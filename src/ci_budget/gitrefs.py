@@ -75,7 +75,7 @@ def glob_match(rel: str, pattern: str) -> bool:
 
 
 def selected(rel: str, config: Config) -> bool:
-    """The same selection `registry.discover` makes in the working tree."""
+    """The same selection `scanner.discover` makes in the working tree."""
     if not any(glob_match(rel, pattern) for pattern in config.test_globs):
         return False
     name = rel.rsplit("/", 1)[-1]

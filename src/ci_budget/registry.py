@@ -8,9 +8,7 @@ where sglang is silently wrong (a non-literal `nightly=`/`disabled=` is an error
 from __future__ import annotations
 
 import ast
-import fnmatch
 from collections.abc import Iterable
-from pathlib import Path
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, Registration, RegistryScan
@@ -305,23 +303,6 @@ def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
     return scan.result()
 
 
-def _excluded(rel: str, config: Config) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
-
-
-def discover(root: Path, config: Config) -> list[str]:
-    """Repo-relative paths of test files, sorted, duplicates removed."""
-    found: set[str] = set()
-    for pattern in config.test_globs:
-        for path in root.glob(pattern):
-            if path.is_file():
-                rel = path.relative_to(root).as_posix()
-                if not _excluded(rel, config):
-                    found.add(rel)
-    return sorted(found)
-
-
 def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
     out = RegistryScan()
     for s in scans:
@@ -329,19 +310,6 @@ def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
         out.errors.extend(s.errors)
         out.warnings.extend(s.warnings)
     return out
-
-
-def scan_files(
-    root: Path, rels: Iterable[str], config: Config, *, full: bool = False, jobs: int | None = None
-) -> RegistryScan:
-    """Scan the given repo-relative files (fast path, both cores; see `scanner`)."""
-    from ci_budget.scanner import scan_paths
-
-    return scan_paths(root, list(rels), config, full=full, jobs=jobs)
-
-
-def scan_tree(root: Path, config: Config, **kwargs) -> RegistryScan:
-    return scan_files(root, discover(root, config), config, **kwargs)
 
 
 def select(

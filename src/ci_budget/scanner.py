@@ -17,9 +17,11 @@ for repeated scans.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -240,3 +242,32 @@ class _Cache:
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
         tmp.write_text(json.dumps({"key": self.key, "entries": self.entries}))
         tmp.replace(self.path)
+
+
+def _excluded(rel: str, config: Config) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
+
+
+def discover(root: Path, config: Config) -> list[str]:
+    """Repo-relative paths of test files, sorted, duplicates removed."""
+    found: set[str] = set()
+    for pattern in config.test_globs:
+        for path in root.glob(pattern):
+            if path.is_file():
+                rel = path.relative_to(root).as_posix()
+                if not _excluded(rel, config):
+                    found.add(rel)
+    return sorted(found)
+
+
+def scan_files(
+    root: Path, rels: Iterable[str], config: Config, *, full: bool = False, jobs: int | None = None
+) -> RegistryScan:
+    """Scan the given repo-relative files (the fast path, on all cores)."""
+    return scan_paths(root, list(rels), config, full=full, jobs=jobs)
+
+
+def scan_tree(root: Path, config: Config, **kwargs) -> RegistryScan:
+    """Scan every test file under `root` that the config's globs select."""
+    return scan_files(root, discover(root, config), config, **kwargs)

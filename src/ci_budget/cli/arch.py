@@ -64,7 +64,8 @@ def run(args) -> int:
                 raise CliError(f"{f}: no such file")
         groups.append(([_rel(root, f) for f in args.files], arch))
     if args.suite:
-        from ci_budget.registry import scan_tree, select
+        from ci_budget.registry import select
+        from ci_budget.scanner import scan_tree
 
         regs = select(scan_tree(root, config), suites=args.suite)
         if not regs:

@@ -153,7 +153,7 @@ def run(args) -> int:
     from ci_budget.events import EventError, load_payload, runner_env
     from ci_budget.models import Plan
     from ci_budget.plan import Facts, decide, split_list
-    from ci_budget.registry import scan_tree
+    from ci_budget.scanner import scan_tree
 
     env = runner_env()
     root, config = load(args)

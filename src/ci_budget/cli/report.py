@@ -199,8 +199,8 @@ def run(args) -> int:
     from ci_budget import actions
     from ci_budget.budget import build_report, worst_status
     from ci_budget.cli.common import CliError, load
-    from ci_budget.registry import scan_tree
     from ci_budget.render import json_text, markdown, terminal
+    from ci_budget.scanner import scan_tree
 
     root, config = load(args)
     runs = _load(args, config)

@@ -77,8 +77,8 @@ def run(args) -> int:
     from ci_budget.gpu import detect_gpu
     from ci_budget.models import RunMeta
     from ci_budget.planner import parse_partition
-    from ci_budget.registry import scan_tree
     from ci_budget.runner import RunOptions, SelectionError, exit_status, run_jobs, select_jobs
+    from ci_budget.scanner import scan_tree
 
     root, config = load(args)
     partition = None

@@ -42,8 +42,8 @@ def run(args) -> int:
     import sys
 
     from ci_budget.cli.common import load
-    from ci_budget.registry import discover, select
-    from ci_budget.scanner import scan_paths
+    from ci_budget.registry import select
+    from ci_budget.scanner import discover, scan_paths
 
     root, config = load(args)
     rels = discover(root, config)

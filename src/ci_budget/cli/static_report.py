@@ -37,8 +37,9 @@ def build(args):
     from ci_budget.cli.common import CliError, load
     from ci_budget.gitrefs import GitError, files_at
     from ci_budget.history import HistoryError, load_history
-    from ci_budget.registry import discover, merge, scan_files, scan_source
+    from ci_budget.registry import merge, scan_source
     from ci_budget.render_static import markdown
+    from ci_budget.scanner import discover, scan_files
     from ci_budget.static import build_static
 
     root, config = load(args)

@@ -50,7 +50,8 @@ def run(args) -> int:
 
     from ci_budget.cli.common import CliError, load
     from ci_budget.history import HistoryError, load_history
-    from ci_budget.registry import scan_tree, select
+    from ci_budget.registry import select
+    from ci_budget.scanner import scan_tree
     from ci_budget.suggest import RewriteError, rewrite_est_time, significant, suggest
 
     root, config = load(args)
