@@ -11,7 +11,6 @@ event and what is wrong; nothing here raises on someone else's input.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -301,18 +300,13 @@ def shard_count(regs: Sequence[Registration], config: Config) -> int:
     """Shards so each fits in safety x the stage timeout, at least 1, at most max_shards."""
     timeout = config.stage_timeout_s(regs[0].stage)
     items = [(r.file, r.est_time) for r in regs]
-    better = getattr(planner, "min_shards", None)
-    if better is not None:
-        return better(
-            items,
-            timeout,
-            safety=config.planner.safety,
-            algorithm=config.planner.algorithm,
-            max_shards=config.planner.max_shards,
-        )
-    total = math.fsum(w for _, w in items)
-    need = math.ceil(total / (config.planner.safety * timeout))
-    return max(1, min(config.planner.max_shards, need))
+    return planner.min_shards(
+        items,
+        timeout,
+        safety=config.planner.safety,
+        algorithm=config.planner.algorithm,
+        max_shards=config.planner.max_shards,
+    )
 
 
 def suite_rows(

@@ -21,7 +21,13 @@ def add_parser(sub):
         "ci-budget history show --store ci-budget-history.json --suite base-b-test-1-gpu-large",
     )
     actions = p.add_subparsers(dest="history_action", metavar="ACTION", required=True)
-    add = actions.add_parser("add", help="add results files (RunResults JSON) to the store")
+    add = add_subcommand(
+        actions,
+        "add",
+        help="add results files (RunResults JSON) to the store",
+        description="Add the samples of results files to the store (created when missing).",
+        example="ci-budget history add shard-*.json --store ci-budget-history.json",
+    )
     add.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     add.add_argument("--store", type=Path, default=Path(DEFAULT_STORE))
     add.add_argument(
@@ -30,7 +36,13 @@ def add_parser(sub):
         default=None,
         help="samples kept per (file, suite), newest first (default: the store's, else 50)",
     )
-    show = actions.add_parser("show", help="per (file, suite) statistics")
+    show = add_subcommand(
+        actions,
+        "show",
+        help="per (file, suite) statistics",
+        description="n, p50, p90 and max of passing runs per (file, suite); timeouts counted.",
+        example="ci-budget history show test/registered/x/test_a.py --store history.json",
+    )
     show.add_argument("file", nargs="?", type=Path, default=None, metavar="FILE")
     show.add_argument("--store", type=Path, default=None)
     show.add_argument("--format", choices=["table", "json"], default="table")
