@@ -2,19 +2,9 @@ from __future__ import annotations
 
 import re
 
+from actionrunner.runner import read_output_file
+
 from ci_budget import actions
-
-
-def _parse_outputs(text: str) -> dict[str, str]:
-    out = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines) and lines[i]:
-        key, delim = lines[i].split("<<", 1)
-        end = lines.index(delim, i + 1)
-        out[key] = "\n".join(lines[i + 1 : end])
-        i = end + 1
-    return out
 
 
 def test_outputs_are_multiline_safe_with_random_delimiters(tmp_path):
@@ -22,7 +12,7 @@ def test_outputs_are_multiline_safe_with_random_delimiters(tmp_path):
     env = {"GITHUB_OUTPUT": str(target)}
     hostile = "line1\nEOF\nghadelimiter_x\nshould-run<<EOF\ntrue"
     assert actions.set_outputs({"reason": hostile, "should-run": False, "n": 3}, env)
-    parsed = _parse_outputs(target.read_text())
+    parsed = read_output_file(target)
     assert parsed == {"reason": hostile, "should-run": "false", "n": "3"}
     delimiters = re.findall(r"<<(ghadelimiter_\w+)", target.read_text())
     assert len(set(delimiters)) == 3

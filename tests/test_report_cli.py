@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import pytest
+from actionrunner.runner import read_output_file
 
 from ci_budget.models import Report
 
@@ -109,16 +110,6 @@ def test_report_formats(tree):
     assert (tree / "ci-budget-report.md").is_file()  # default --out
 
 
-def parse_outputs(text: str) -> dict[str, str]:
-    out, lines, i = {}, text.split("\n"), 0
-    while i < len(lines) and lines[i]:
-        key, delimiter = lines[i].split("<<", 1)
-        end = lines.index(delimiter, i + 1)
-        out[key] = "\n".join(lines[i + 1 : end])
-        i = end + 1
-    return out
-
-
 def test_actions_sinks(tree):
     summary = tree / "summary.md"
     summary.write_text("earlier step\n")
@@ -131,7 +122,7 @@ def test_actions_sinks(tree):
     md = (tree / "ci-budget-report.md").read_text()
     assert summary.read_text() == "earlier step\n" + md
     assert re.fullmatch(r"(\S+<<ghadelimiter_[0-9a-f]{32}\n[^\n]*\n\S+\n)+", outputs.read_text())
-    assert parse_outputs(outputs.read_text()) == {
+    assert read_output_file(outputs) == {
         "status": "timeout",
         "over": "1",
         "near": "0",
