@@ -17,7 +17,7 @@ from ci_budget.models import (
     RunMeta,
     RunResults,
 )
-from ci_budget.results import ResultsError, load_results, merge_results
+from ci_budget.results import ResultsError, load_results
 
 SUITE = "base-b-test-1-gpu-large"
 CONFIG = Config()
@@ -156,11 +156,6 @@ def test_shards_of_one_suite_add_up_and_duplicates_prefer_a_run():
     assert (total.files, total.est_total, total.measured_total) == (4, 400, 330)
     assert (total.over, total.near, total.timeouts, total.failed) == (1, 1, 0, 0)
     assert len(report.meta) == 3
-    merged = merge_results([shard0, shard1, retry])
-    assert sorted((f.path, f.elapsed) for f in merged.files) == [
-        ("t/a.py", 90), ("t/b.py", 50), ("t/c.py", 120), ("t/d.py", 70),
-    ]  # fmt: skip
-    assert merged.meta.partition is None and merged.meta.suites == [SUITE]
 
 
 def test_ordering_worst_first_then_ratio_then_path():

@@ -41,6 +41,7 @@ class Facts:
     root: str | None = None  # absolute repository root, for absolute specs
     suites: list[str] | None = None  # --suites: override the event
     specs: list[str] | None = None  # --specs: override the event
+    weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90
 
 
 class PayloadError(Exception):
@@ -80,7 +81,7 @@ def decide(
         if event == "issue_comment":
             return _issue_comment(payload, facts, registrations, config)
         if event in ("pull_request", "pull_request_target"):
-            return _pull_request(payload, registrations, config)
+            return _pull_request(payload, registrations, config, facts.weights)
         if event == "workflow_dispatch":
             inputs = payload.get("inputs") or {}
             if not isinstance(inputs, dict):
@@ -224,7 +225,7 @@ def _count(items: Sequence[Any], word: str) -> str:
 # --- labels and pull request updates ---------------------------------------------------------
 
 
-def _pull_request(payload, registrations, config) -> Plan:
+def _pull_request(payload, registrations, config, weights=None) -> Plan:
     action = _get(payload, "action", str)
     number = _get(payload, "pull_request.number", int)
     sha = _get(payload, "pull_request.head.sha", str)
@@ -261,7 +262,7 @@ def _pull_request(payload, registrations, config) -> Plan:
             stages = None  # an empty list gates every stage
             break
         stages.extend(s for s in gating[name] if s not in stages)
-    rows, notes = suite_rows(_gated(registrations, stages, config), config)
+    rows, notes = suite_rows(_gated(registrations, stages, config), config, weights)
     what = ", ".join(f"'{n}'" for n in chosen)
     if not rows:
         return Plan(
@@ -296,10 +297,16 @@ def _gated(
     ]
 
 
-def shard_count(regs: Sequence[Registration], config: Config) -> int:
-    """Shards so each fits in safety x the stage timeout, at least 1, at most max_shards."""
+def shard_count(
+    regs: Sequence[Registration],
+    config: Config,
+    weights: dict[tuple[str, str], float] | None = None,
+) -> int:
+    """Shards so each fits in safety x the stage timeout, at least 1, at most max_shards.
+    A file weighs its measured p90 when `weights` has one, else its est_time."""
     timeout = config.stage_timeout_s(regs[0].stage)
-    items = [(r.file, r.est_time) for r in regs]
+    weights = weights or {}
+    items = [(r.file, weights.get((r.file, r.suite), r.est_time)) for r in regs]
     return planner.min_shards(
         items,
         timeout,
@@ -310,7 +317,9 @@ def shard_count(regs: Sequence[Registration], config: Config) -> int:
 
 
 def suite_rows(
-    registrations: Sequence[Registration], config: Config
+    registrations: Sequence[Registration],
+    config: Config,
+    weights: dict[tuple[str, str], float] | None = None,
 ) -> tuple[list[MatrixRow], list[str]]:
     """Matrix rows for whole suites, sharded; and notes on suites that cannot run."""
     by_suite: dict[str, list[Registration]] = {}
@@ -328,7 +337,7 @@ def suite_rows(
         if runner is None:
             notes.append(f"suite '{suite}': runner config '{name}' is not configured; skipped")
             continue
-        n = shard_count(regs, config)
+        n = shard_count(regs, config, weights)
         for i in range(n):
             rows.append(
                 MatrixRow(
@@ -382,7 +391,7 @@ def _run_inputs(
             for r in registrations
             if r.enabled and r.backend in backends and r.suite in suite_names
         ]
-        found, notes = suite_rows(wanted, config)
+        found, notes = suite_rows(wanted, config, facts.weights)
         problems.extend(notes)
         rows.extend(found)
     if problems:

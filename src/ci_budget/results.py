@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ci_budget.budget import pick
 from ci_budget.models import SCHEMA_VERSION, FileResult, RunMeta, RunResults
 
 
@@ -238,33 +237,3 @@ def stream_json_report(path: Path) -> list[FileResult] | None:
             return files.results()
     except (_NotStreamable, OSError, UnicodeDecodeError, KeyError, TypeError, ValueError):
         return None
-
-
-def _union(values: list[list[str]]) -> list[str]:
-    seen: dict[str, None] = {}
-    for items in values:
-        for item in items:
-            seen.setdefault(item, None)
-    return list(seen)
-
-
-def merge_results(runs: list[RunResults]) -> RunResults:
-    """One RunResults from several shards: files by (path, suite), a run beating a not-run."""
-    files: dict[tuple[str, str | None], FileResult] = {}
-    for run in runs:
-        default_suite = run.meta.suites[0] if len(run.meta.suites) == 1 else None
-        for result in run.files:
-            if result.suite is None and default_suite is not None:
-                result = result.model_copy(update={"suite": default_suite})
-            key = (result.path, result.suite)
-            files[key] = pick(files[key], result) if key in files else result
-    first = runs[0].meta if runs else RunMeta()
-    meta = first.model_copy(
-        update={
-            "suites": _union([r.meta.suites for r in runs]),
-            "specs": _union([r.meta.specs for r in runs]),
-            "partition": first.partition if len(runs) == 1 else None,
-            "runner_labels": _union([r.meta.runner_labels for r in runs]),
-        }
-    )
-    return RunResults(meta=meta, files=list(files.values()))

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -116,8 +116,10 @@ def select_jobs(
     specs: Iterable[str] = (),
     partition: tuple[int, int] | None = None,
     algorithm: str = "lpt",
+    weights: Mapping[tuple[str, str], float] | None = None,
 ) -> tuple[list[Job], list[FileResult]]:
-    """(jobs to run in order, disabled files reported as not-run)."""
+    """(jobs to run in order, disabled files reported as not-run). Shards are split by
+    `weights` ((file, suite) -> measured p90) where known, est_time otherwise."""
     suites, specs = list(suites), list(specs)
     if not suites and not specs:
         raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
@@ -168,7 +170,9 @@ def select_jobs(
     order = sorted(jobs, key=lambda p: (-jobs[p].est_time, p))
     if partition is not None:
         index, count = partition
-        order = plan([(p, jobs[p].est_time) for p in jobs], count, algorithm)[index]
+        weights = weights or {}
+        items = [(p, weights.get((p, j.suite), j.est_time)) for p, j in jobs.items()]
+        order = plan(items, count, algorithm)[index]
         if index != 0:
             disabled = []  # reported once, by the first shard
     return [jobs[p] for p in order], disabled

@@ -69,3 +69,32 @@ def load(args):
         return root, load_config(root, args.config)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def add_history(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="timing history store: shard by measured p90 where it has passing runs",
+    )
+
+
+def history_weights(path: Path | None, registrations) -> dict[tuple[str, str], float]:
+    """(file, suite) -> measured p90 from the store at `path` ({} without one). Every shard of
+    a run must read the same store, or the shards would split the files differently."""
+    if path is None:
+        return {}
+    from ci_budget.history import HistoryError, load_history
+    from ci_budget.planner import weights_for
+
+    try:
+        history = load_history(path, missing_ok=False)
+    except HistoryError as exc:
+        raise CliError(f"--history: {exc}") from None
+    regs = list(registrations)
+    return {
+        (reg.file, reg.suite): seconds
+        for reg, (_, seconds) in zip(regs, weights_for(regs, history), strict=True)
+    }

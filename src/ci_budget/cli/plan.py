@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_budget.cli.common import add_common, add_subcommand
+from ci_budget.cli.common import add_common, add_history, add_subcommand
 
 
 def add_parser(sub):
@@ -34,6 +34,7 @@ def add_parser(sub):
         default=None,
         help="run these files / file::Class / file::Class::test instead of the event's",
     )
+    add_history(p)
     p.add_argument("--event-name", default=None, help="default: $GITHUB_EVENT_NAME")
     p.add_argument("--event-path", default=None, help="default: $GITHUB_EVENT_PATH")
     return p
@@ -149,7 +150,7 @@ def run(args) -> int:
     import sys
 
     from ci_budget.actions import append_summary, set_outputs
-    from ci_budget.cli.common import load
+    from ci_budget.cli.common import CliError, history_weights, load
     from ci_budget.events import EventError, load_payload, runner_env
     from ci_budget.models import Plan
     from ci_budget.plan import Facts, decide, split_list
@@ -172,6 +173,10 @@ def run(args) -> int:
     feedback = _Feedback(args.token or env.token, config)
     if plan is None:
         registrations = scan_tree(root, config).registrations
+        try:
+            facts.weights = history_weights(args.history, registrations)
+        except CliError as exc:  # shard counts fall back to est_time; the plan still stands
+            print(f"warning: {exc}; shard counts use est_time", file=sys.stderr)
         for _ in range(4):  # permission, pull: the core asks for at most two facts
             out = decide(name, payload, facts, registrations, config)
             if isinstance(out, Plan):

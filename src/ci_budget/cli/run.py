@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.cli.common import add_common, add_subcommand
+from ci_budget.cli.common import add_common, add_history, add_subcommand
 
 
 def add_parser(sub):
@@ -24,6 +24,7 @@ def add_parser(sub):
     p.add_argument("specs", nargs="*", metavar="SPEC", help="path[::Class[::test]] to run")
     p.add_argument("--suite", action="append", default=[], help="suite to run (repeatable)")
     p.add_argument("--partition", default=None, metavar="I/N", help="run shard I of N (0-based)")
+    add_history(p)
     p.add_argument(
         "--timeout-per-file",
         type=float,
@@ -73,7 +74,7 @@ def run(args) -> int:
     import sys
 
     from ci_budget import __version__
-    from ci_budget.cli.common import CliError, load
+    from ci_budget.cli.common import CliError, history_weights, load
     from ci_budget.gpu import detect_gpu
     from ci_budget.models import RunMeta
     from ci_budget.planner import parse_partition
@@ -100,6 +101,7 @@ def run(args) -> int:
             args.specs,
             partition,
             algorithm=config.planner.algorithm,
+            weights=history_weights(args.history, scan.registrations),
         )
     except SelectionError as exc:
         raise CliError(str(exc)) from None

@@ -1,0 +1,118 @@
+"""With --history, shards are planned on measured p90s instead of est_time (plan and run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ci_budget.config import Config
+from ci_budget.history import History, save_history
+from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.plan import shard_count
+
+SUITE = "base-b-test-1-gpu-large"
+TEST = """\
+def register_cuda_ci(*args, **kwargs):
+    return None
+
+
+register_cuda_ci(est_time={est}, stage="base-b", runner_config="1-gpu-large")
+
+
+def test_ok():
+    assert True
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _history(path: Path, measured: dict[str, float]) -> Path:
+    history = History()
+    for i in range(3):
+        history.add_results(
+            RunResults(
+                meta=RunMeta(suites=[SUITE], commit=f"{i:040x}"),
+                files=[
+                    FileResult(path=f, suite=SUITE, elapsed=s, status="passed")
+                    for f, s in measured.items()
+                ],
+            )
+        )
+    save_history(path, history)
+    return path
+
+
+def _reg(file: str, est: float) -> Registration:
+    return Registration(file=file, line=1, function="register_cuda_ci", backend="cuda",
+                        est_time=est, suite=SUITE, stage="base-b", runner_config="1-gpu-large")  # fmt: skip
+
+
+def test_shard_count_follows_measured_time():
+    config = Config(stage_timeouts={"base-b": 10})  # 600 s; shards fit 450 s
+    regs = [_reg("a.py", 100), _reg("b.py", 100)]
+    assert shard_count(regs, config) == 1
+    assert shard_count(regs, config, {("a.py", SUITE): 400, ("b.py", SUITE): 400}) == 2
+
+
+def _repo(tmp_path: Path) -> Path:
+    for name, est in (("a", 100), ("b", 10), ("c", 10)):
+        path = tmp_path / "test" / "registered" / f"test_{name}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(TEST.format(est=est))
+    return tmp_path
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", *args, "--root", str(root)],
+        capture_output=True, text=True, env=env, timeout=120, cwd=root,
+    )  # fmt: skip
+
+
+def test_run_partition_uses_the_history(tmp_path):
+    root = _repo(tmp_path)
+    r = "test/registered/"
+    store = _history(
+        tmp_path / "h.json", {r + "test_a.py": 5, r + "test_b.py": 90, r + "test_c.py": 10}
+    )
+
+    def shard0(*extra: str) -> list[str]:
+        out = tmp_path / "r.json"
+        proc = _cli(root, "run", "--suite", SUITE, "--partition", "0/2", "--out", str(out), *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return [f["path"] for f in json.loads(out.read_text())["files"]]
+
+    assert shard0() == [r + "test_a.py"]  # est_time: a (100) alone
+    assert shard0("--history", str(store)) == [r + "test_b.py"]  # measured: b (90) alone
+
+
+def test_run_refuses_an_unreadable_history(tmp_path):
+    root = _repo(tmp_path)
+    (tmp_path / "h.json").write_text("{not json")
+    proc = _cli(root, "run", "--suite", SUITE, "--partition", "0/2", "--history", "h.json")
+    assert proc.returncode == 2
+    assert "--history: " in proc.stderr and "h.json" in proc.stderr
+
+
+def test_plan_shards_on_measured_time_and_survives_a_bad_history(tmp_path):
+    root = _repo(tmp_path)
+    (root / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 4\n")  # shards fit 180 s
+    r = "test/registered/"
+    store = _history(tmp_path / "h.json", {r + "test_a.py": 150, r + "test_b.py": 150})
+    (tmp_path / "bad.json").write_text("[]")
+
+    def plan(*extra: str) -> tuple[list[str], str]:
+        proc = _cli(root, "plan", "--suites", SUITE, "--format", "json", *extra)
+        assert proc.returncode == 0, proc.stderr
+        return [row["partition"] for row in json.loads(proc.stdout)["matrix"]], proc.stderr
+
+    assert plan()[0] == ["0/1"]  # est_time: 120 s in one shard
+    assert plan("--history", str(store))[0] == ["0/2", "1/2"]  # measured: 310 s
+    partitions, err = plan("--history", str(tmp_path / "bad.json"))
+    assert partitions == ["0/1"] and "shard counts use est_time" in err
