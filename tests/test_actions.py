@@ -37,8 +37,3 @@ def test_annotation_escapes_properties_and_message():
     line = actions.annotation("warning", "50%\nover", file="a,b:c.py", line=7, title="over budget")
     assert line == "::warning file=a%2Cb%3Ac.py,line=7,title=over budget::50%25%0Aover"
     assert actions.annotation("error", "boom") == "::error::boom"
-
-
-def test_add_mask(capsys):
-    actions.add_mask("s3cr3t")
-    assert capsys.readouterr().out == "::add-mask::s3cr3t\n"

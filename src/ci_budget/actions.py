@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -83,12 +82,6 @@ def annotation(
         props.append(f"title={_escape_property(title)}")
     head = f"::{level} {','.join(props)}" if props else f"::{level}"
     return f"{head}::{_escape_data(message)}"
-
-
-def add_mask(value: str, stream=None) -> None:
-    """Ask the runner to mask a secret-derived value in logs."""
-    if value:
-        print(f"::add-mask::{_escape_data(value)}", file=stream or sys.stdout)
 
 
 def in_actions(env: Mapping[str, str] | None = None) -> bool:

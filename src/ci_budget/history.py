@@ -22,10 +22,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ci_budget import HISTORY_STORE
 from ci_budget.models import RunResults
 
 STORE_VERSION = 1
-DEFAULT_STORE = "ci-budget-history.json"
+DEFAULT_STORE = HISTORY_STORE
 DEFAULT_MAX_SAMPLES = 50
 NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
 

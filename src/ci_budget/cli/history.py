@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ci_budget import HISTORY_STORE
 from ci_budget.cli.common import add_subcommand
-
-DEFAULT_STORE = "ci-budget-history.json"  # same as ci_budget.history.DEFAULT_STORE
 
 
 def add_parser(sub):
@@ -29,7 +28,7 @@ def add_parser(sub):
         example="ci-budget history add shard-*.json --store ci-budget-history.json",
     )
     add.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
-    add.add_argument("--store", type=Path, default=Path(DEFAULT_STORE))
+    add.add_argument("--store", type=Path, default=Path(HISTORY_STORE))
     add.add_argument(
         "--max-samples",
         type=int,
@@ -100,7 +99,7 @@ def _show(args) -> int:
 
     if args.file is not None and args.store is not None and args.file != args.store:
         raise CliError("give the store either as FILE or as --store, not both")
-    path = args.file or args.store or Path(DEFAULT_STORE)
+    path = args.file or args.store or Path(HISTORY_STORE)
     try:
         history = load_history(path, missing_ok=False)
     except HistoryError as exc:

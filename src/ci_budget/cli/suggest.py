@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ci_budget import HISTORY_STORE
 from ci_budget.cli.common import add_common, add_subcommand
-
-DEFAULT_STORE = "ci-budget-history.json"  # same as ci_budget.history.DEFAULT_STORE
 
 
 def add_parser(sub):
@@ -21,7 +20,7 @@ def add_parser(sub):
         "ci-budget suggest --suite base-b-test-1-gpu-large --write",
     )
     add_common(p)
-    p.add_argument("--store", type=Path, default=Path(DEFAULT_STORE), help="history store")
+    p.add_argument("--store", type=Path, default=Path(HISTORY_STORE), help="history store")
     p.add_argument("--suite", action="append", default=[], help="only this suite (repeatable)")
     p.add_argument("--write", action="store_true", help="rewrite est_time in the test files")
     p.add_argument("--format", choices=["table", "json"], default="table")
