@@ -42,10 +42,10 @@ def _plain_pass(path: Path) -> int:
 
 
 def _ours_json(path: Path, regs) -> tuple[int, str]:
-    from ci_budget.budget import build_report
+    from ci_budget.budget.status import build_report
     from ci_budget.config import Config
-    from ci_budget.render import markdown
-    from ci_budget.results import load_json_reports
+    from ci_budget.render.text import markdown
+    from ci_budget.workspace.result_files import load_json_reports
 
     report = build_report(regs, load_json_reports([str(path)]), Config())
     return sum(len(line.classes) for line in report.lines), markdown(report)
@@ -62,10 +62,10 @@ def _baseline_shards(paths: list[Path]) -> int:
 
 
 def _ours_shards(paths: list[Path], regs) -> tuple[int, str]:
-    from ci_budget.budget import build_report
+    from ci_budget.budget.status import build_report
     from ci_budget.config import Config
-    from ci_budget.render import markdown
-    from ci_budget.results import load_results
+    from ci_budget.render.text import markdown
+    from ci_budget.workspace.result_files import load_results
 
     report = build_report(regs, load_results([str(p) for p in paths]), Config())
     return len(report.lines), markdown(report)
@@ -83,9 +83,9 @@ def _status_kb(key: str) -> int:
 
 def child(what: str, inputs: list[str], files: int) -> None:
     """In a fresh process: imports first, then the measured work; prints added peak KiB."""
-    import ci_budget.budget  # noqa: F401
-    import ci_budget.render_md  # noqa: F401
-    import ci_budget.results  # noqa: F401
+    import ci_budget.budget.status  # noqa: F401
+    import ci_budget.render.run_md  # noqa: F401
+    import ci_budget.workspace.result_files  # noqa: F401
 
     regs = registrations_for([_path(i) for i in range(files)])
     paths = [Path(p) for p in inputs]
@@ -123,8 +123,8 @@ def run(
     shard_files: int = 40,
     repeat: int = 3,
 ) -> list[Row]:
-    from ci_budget.results import load_json_reports, read_json
-    from ci_budget.timings import file_results_from_json_report
+    from ci_budget.results.timings import file_results_from_json_report
+    from ci_budget.workspace.result_files import load_json_reports, read_json
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="ci-budget-ingest-") as tmp:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ci_budget.planner import lower_bound, lpt, makespan, min_shards, plan, sglang_shards  # noqa: E402
+from ci_budget.sharding.planners import lower_bound, lpt, makespan, min_shards, plan, sglang_shards  # noqa: E402
 
 LOW, HIGH = 5.0, 2000.0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from benchmarks.common import Row, best_of, peak_rss_mb
 from benchmarks.gentree import make_tree
 from ci_budget.config import Config
-from ci_budget.scanner import scan_paths
+from ci_budget.workspace.scan import scan_paths
 
 
 def run(files: int = 20_000, repeat: int = 3, baseline_repeat: int = 1) -> list[Row]:

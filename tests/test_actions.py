@@ -4,7 +4,7 @@ import re
 
 from actionrunner.runner import read_output_file
 
-from ci_budget import actions
+from ci_budget.github import workflow as actions
 
 
 def test_outputs_are_multiline_safe_with_random_delimiters(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.arch import (
+from ci_budget.arch.flags import (
     FIXED_NONZERO,
     NO_COLUMN,
     SILENT,
@@ -20,7 +20,7 @@ from ci_budget.arch import (
     prose_arch,
     rows_for_files,
 )
-from ci_budget.arch_table import normalize_arch, parse_cell
+from ci_budget.arch.table import normalize_arch, parse_cell
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchRow,
@@ -293,7 +293,7 @@ def test_arch_mismatch():
 
 
 def test_markdown_fill_changes_only_that_cell():
-    from ci_budget.arch import fill_source
+    from ci_budget.arch.flags import fill_source
 
     rows, _, _ = parse_source(MARKDOWN, "t.py", AMAP)
     rows[1].measured["sm90"] = 1.5e-06

@@ -7,9 +7,9 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_budget.arch import parse_source
-from ci_budget.arch_edit import Spec, render_fixed, render_markdown, set_cell
-from ci_budget.arch_table import FIXED, NA_WORDS, REVERTED, ArchTableError, parse_tables
+from ci_budget.arch.edit import Spec, render_fixed, render_markdown, set_cell
+from ci_budget.arch.flags import parse_source
+from ci_budget.arch.table import FIXED, NA_WORDS, REVERTED, ArchTableError, parse_tables
 from ci_budget.config import Config
 
 AMAP = Config().gpu_arch_map()

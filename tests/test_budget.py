@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ci_budget.budget import budget_status, build_report, suggest, worst_status
+from ci_budget.budget.status import budget_status, build_report, suggest, worst_status
 from ci_budget.config import Config, Thresholds
 from ci_budget.models import (
     ClassTiming,
@@ -17,7 +17,7 @@ from ci_budget.models import (
     RunMeta,
     RunResults,
 )
-from ci_budget.results import ResultsError, load_results
+from ci_budget.workspace.result_files import ResultsError, load_results
 
 SUITE = "base-b-test-1-gpu-large"
 CONFIG = Config()
@@ -232,7 +232,7 @@ def test_load_results_glob_is_sorted_and_deduplicated(tmp_path):
 
 
 def test_stale_budget_is_never_suggested_upwards():
-    from ci_budget.budget import build_report
+    from ci_budget.budget.status import build_report
     from ci_budget.config import Config
     from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 

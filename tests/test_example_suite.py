@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.arch import rows_for_files
+from ci_budget.arch.flags import rows_for_files
 from ci_budget.config import load_config
-from ci_budget.scanner import scan_tree
+from ci_budget.workspace.scan import scan_tree
 
 pytest.importorskip("numpy", reason="the example model needs numpy")
 

@@ -10,7 +10,7 @@ import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN, PAT_TOKEN, READONLY_TOKEN
 
 from ci_budget.config import Config
-from ci_budget.github import (
+from ci_budget.github.client import (
     GitHubClient,
     GitHubError,
     ReadOnlyToken,

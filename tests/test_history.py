@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.history import (
+from ci_budget.history.model import (
     History,
     HistoryError,
     load_history,

@@ -14,8 +14,13 @@ import pytest
 
 from benchmarks.genresults import json_report
 from ci_budget.models import TestTiming
-from ci_budget.results import ResultsError, load_json_reports, read_json, stream_json_report
-from ci_budget.timings import file_results_from_json_report
+from ci_budget.results.timings import file_results_from_json_report
+from ci_budget.workspace.result_files import (
+    ResultsError,
+    load_json_reports,
+    read_json,
+    stream_json_report,
+)
 
 SAMPLE = Path(__file__).parent / "fixtures" / "json_report" / "sample.json"
 
@@ -28,7 +33,9 @@ def whole(path: Path):
 def test_streamed_generated_report_equals_whole_file_path(tmp_path, indent, monkeypatch):
     path = tmp_path / "report.json"
     path.write_text(json.dumps(json_report(700, 9), indent=indent))
-    monkeypatch.setattr("ci_budget.results._Reader.CHUNK", 4096)  # many chunk boundaries
+    monkeypatch.setattr(
+        "ci_budget.workspace.result_files._Reader.CHUNK", 4096
+    )  # many chunk boundaries
     streamed = stream_json_report(path)
     assert streamed is not None and len(streamed) == 9
     assert streamed == whole(path)
@@ -54,7 +61,7 @@ def test_numbers_cut_at_a_chunk_boundary_are_read_whole(tmp_path, monkeypatch):
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
     for chunk in (1, 2, 3, 5, 7, 8, 9, 11, 64):
-        monkeypatch.setattr("ci_budget.results._Reader.CHUNK", chunk)
+        monkeypatch.setattr("ci_budget.workspace.result_files._Reader.CHUNK", chunk)
         assert stream_json_report(path) == whole(path)
     [result] = stream_json_report(path)
     assert result.message == "E  boom" and result.classes[0].test_cases[3].call == 12348.678901

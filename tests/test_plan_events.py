@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_budget.events import EventError, load_payload, runner_env
+from ci_budget.github.events import EventError, load_payload, runner_env
 
 
 def test_runner_env_defaults_and_token_kept_out_of_repr():

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from ci_budget.history import History
+from ci_budget.history.model import History
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.planner import (
+from ci_budget.sharding.planners import (
     lower_bound,
     lpt,
     makespan,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ci_budget.config import Config, parse_config
-from ci_budget.registry import scan_source, select
-from ci_budget.scanner import discover, scan_tree
+from ci_budget.registry.parse import scan_source, select
+from ci_budget.workspace.scan import discover, scan_tree
 
 CORPUS = Path(__file__).parent / "fixtures" / "registry_corpus"
 R = "test/registered/"

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from ci_budget.budget import build_report
+from ci_budget.budget.status import build_report
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchCell,
@@ -18,7 +18,7 @@ from ci_budget.models import (
     RegistryScan,
     RunResults,
 )
-from ci_budget.render import bar, markdown, registry_table, terminal
+from ci_budget.render.text import bar, markdown, registry_table, terminal
 
 SUITE = "base-b-test-1-gpu-large"
 

@@ -242,9 +242,9 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
         calls.append((markdown, kind, pr, token))
         raise RuntimeError(f"401 Bad credentials for token {token}")
 
-    module = types.ModuleType("ci_budget.github")
+    module = types.ModuleType("ci_budget.github.client")
     module.post_report = post_report
-    monkeypatch.setitem(sys.modules, "ci_budget.github", module)
+    monkeypatch.setitem(sys.modules, "ci_budget.github.client", module)
     code = run_inprocess(
         monkeypatch, tmp_path, "--results", "r.json", "--post", "--pr", "7", "--token", "s3cr3t",
         "--kind", "nightly",

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from ci_budget.models import FileResult, Registration, RunResults
-from ci_budget.planner import lpt
-from ci_budget.runner import SelectionError, parse_spec, select_jobs, timings_block
+from ci_budget.runner.run import SelectionError, parse_spec, select_jobs, timings_block
+from ci_budget.sharding.planners import lpt
 
 SUITE = "base-b-test-1-gpu-large"
 

@@ -13,8 +13,8 @@ import pytest
 
 from ci_budget.cli import main
 from ci_budget.models import RunResults
-from ci_budget.proctree import alive
-from ci_budget.runner import prepare_plugin_dir
+from ci_budget.runner.proctree import alive
+from ci_budget.runner.run import prepare_plugin_dir
 
 SUITE = "base-b-test-1-gpu-large"
 SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"

@@ -6,8 +6,8 @@ import pytest
 
 from benchmarks.gentree import make_tree
 from ci_budget.config import Config
-from ci_budget.registry import scan_source
-from ci_budget.scanner import discover, scan_paths, scan_source_fast
+from ci_budget.registry.parse import scan_source
+from ci_budget.workspace.scan import discover, scan_paths, scan_source_fast
 
 MAIN = 'if __name__ == "__main__":\n    unittest.main()\n'
 TRICKY = {
@@ -61,7 +61,7 @@ def test_workers_and_cache_give_the_same_scan(tmp_path, monkeypatch):
     rels = make_tree(root, 60)
     config = Config()
     expected = scan_paths(root, rels, config, jobs=1)
-    monkeypatch.setattr("ci_budget.scanner.PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr("ci_budget.workspace.scan.PARALLEL_MIN_FILES", 1)
     assert scan_paths(root, rels, config, jobs=2) == expected
     cache = tmp_path / "cache.json"
     assert scan_paths(root, rels, config, cache=cache) == expected

@@ -6,7 +6,7 @@ import pytest
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Registration
-from ci_budget.specs import check_spec, parse_command, resolve, show, split_spec
+from ci_budget.registry.specs import check_spec, parse_command, resolve, show, split_spec
 
 R = "test/registered/"
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
 
-from ci_budget.github import GitHubClient, fit, merge_body, parse_sections
+from ci_budget.github.client import GitHubClient, fit, merge_body, parse_sections
 
 MARK = "<!-- ci-budget:run -->"
 

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.config import Config, Thresholds
-from ci_budget.history import History, save_history
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.registry import scan_source
-from ci_budget.suggest import (
+from ci_budget.budget.suggest import (
     RewriteError,
     rewrite_est_time,
     significant,
     suggest,
     suggested_value,
 )
+from ci_budget.config import Config, Thresholds
+from ci_budget.history.model import History, save_history
+from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.registry.parse import scan_source
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 

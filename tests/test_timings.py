@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from ci_budget.models import FileResult
-from ci_budget.timings import (
+from ci_budget.results.timings import (
     ReportError,
     charge_in_flight,
     classes_from_json_report,

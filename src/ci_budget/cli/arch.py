@@ -45,8 +45,8 @@ def run(args) -> int:
     import json
     import sys
 
-    from ci_budget.arch import SILENT, UNVERIFIED, rows_for_files
-    from ci_budget.arch_table import normalize_arch
+    from ci_budget.arch.flags import SILENT, UNVERIFIED, rows_for_files
+    from ci_budget.arch.table import normalize_arch
     from ci_budget.cli.common import CliError, load
 
     root, config = load(args)
@@ -64,8 +64,8 @@ def run(args) -> int:
                 raise CliError(f"{f}: no such file")
         groups.append(([_rel(root, f) for f in args.files], arch))
     if args.suite:
-        from ci_budget.registry import select
-        from ci_budget.scanner import scan_tree
+        from ci_budget.registry.parse import select
+        from ci_budget.workspace.scan import scan_tree
 
         regs = select(scan_tree(root, config), suites=args.suite)
         if not regs:

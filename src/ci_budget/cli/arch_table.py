@@ -61,8 +61,8 @@ def _load_results(paths):
 def run(args) -> int:
     import sys
 
-    from ci_budget.arch import attach_measured, fill_source, parse_source
-    from ci_budget.arch_table import ArchTableError, normalize_arch
+    from ci_budget.arch.flags import attach_measured, fill_source, parse_source
+    from ci_budget.arch.table import ArchTableError, normalize_arch
     from ci_budget.cli.arch import _rel
     from ci_budget.cli.common import CliError, load
 

@@ -59,7 +59,7 @@ def _add(args) -> int:
     import sys
 
     from ci_budget.cli.common import CliError
-    from ci_budget.history import HistoryError, load_history, load_results, save_history
+    from ci_budget.history.model import HistoryError, load_history, load_results, save_history
 
     if args.max_samples is not None and args.max_samples < 1:
         raise CliError(f"--max-samples must be at least 1, not {args.max_samples}")
@@ -95,7 +95,7 @@ def _show(args) -> int:
     import sys
 
     from ci_budget.cli.common import CliError
-    from ci_budget.history import HistoryError, load_history
+    from ci_budget.history.model import HistoryError, load_history
 
     if args.file is not None and args.store is not None and args.file != args.store:
         raise CliError("give the store either as FILE or as --store, not both")

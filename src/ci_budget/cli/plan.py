@@ -86,7 +86,7 @@ class _Feedback:
 
     def get(self):
         if self.client is None:
-            from ci_budget.github import client_from_env
+            from ci_budget.github.client import client_from_env
 
             self.client = client_from_env(token=self.token, config=self.config)
         return self.client
@@ -149,12 +149,12 @@ def _answer(plan, feedback, run_url: str | None) -> list[str]:
 def run(args) -> int:
     import sys
 
-    from ci_budget.actions import append_summary, set_outputs
     from ci_budget.cli.common import CliError, history_weights, load
-    from ci_budget.events import EventError, load_payload, runner_env
+    from ci_budget.github.events import EventError, load_payload, runner_env
+    from ci_budget.github.workflow import append_summary, set_outputs
     from ci_budget.models import Plan
-    from ci_budget.plan import Facts, decide, split_list
-    from ci_budget.scanner import scan_tree
+    from ci_budget.trigger.decide import Facts, decide, split_list
+    from ci_budget.workspace.scan import scan_tree
 
     env = runner_env()
     root, config = load(args)

@@ -79,7 +79,7 @@ def should_fail(fail_on: str, report) -> bool:
 
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
-    from ci_budget.actions import annotation
+    from ci_budget.github.workflow import annotation
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}
@@ -109,7 +109,7 @@ def annotations(report) -> list[str]:
 
 def _load(args, config):
     from ci_budget.cli.common import CliError
-    from ci_budget.results import ResultsError, load_json_reports, load_results
+    from ci_budget.workspace.result_files import ResultsError, load_json_reports, load_results
 
     if not args.results and not args.json_report:
         raise CliError("give --results PATH_OR_GLOB or --json-report FILE (or --base REF)")
@@ -125,7 +125,7 @@ def _load(args, config):
 def _add_arch(report, root: Path, config, runs) -> None:
     """Measured-KL table rows of the files in the report, flagged for their CI arch, with the
     values this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.arch import arch_mismatch, attach_measured, rows_for_files
+    from ci_budget.arch.flags import arch_mismatch, attach_measured, rows_for_files
 
     rels = sorted({line.file for line in report.lines if (root / line.file).is_file()})
     rows, problems = rows_for_files(root, rels, config)
@@ -141,7 +141,7 @@ def _add_arch(report, root: Path, config, runs) -> None:
 
 def arch_annotations(report) -> list[str]:
     """A warning at each flagged table row, capped like the budget annotations."""
-    from ci_budget.actions import annotation
+    from ci_budget.github.workflow import annotation
 
     out = []
     for row in report.arch_rows:
@@ -169,10 +169,10 @@ def _post(args, markdown: str, config, out: Path) -> None:
 
     token = args.token or os.environ.get("GITHUB_TOKEN")
     try:
-        from ci_budget.github import post_report
+        from ci_budget.github.client import post_report
     except ImportError:
         raise CliError(
-            f"--post needs ci_budget.github.post_report, which this build does not have "
+            f"--post needs ci_budget.github.client.post_report, which this build does not have "
             f"(the report is in {out})"
         ) from None
     try:
@@ -196,11 +196,11 @@ def run(args) -> int:
             raise CliError("--base needs ci_budget.cli.static_report, not in this build") from None
         return run_static(args)
 
-    from ci_budget import actions
-    from ci_budget.budget import build_report, worst_status
+    from ci_budget.budget.status import build_report, worst_status
     from ci_budget.cli.common import CliError, load
-    from ci_budget.render import json_text, markdown, terminal
-    from ci_budget.scanner import scan_tree
+    from ci_budget.github import workflow as actions
+    from ci_budget.render.text import json_text, markdown, terminal
+    from ci_budget.workspace.scan import scan_tree
 
     root, config = load(args)
     runs = _load(args, config)

@@ -75,11 +75,11 @@ def run(args) -> int:
 
     from ci_budget import __version__
     from ci_budget.cli.common import CliError, history_weights, load
-    from ci_budget.gpu import detect_gpu
     from ci_budget.models import RunMeta
-    from ci_budget.planner import parse_partition
-    from ci_budget.runner import RunOptions, SelectionError, exit_status, run_jobs, select_jobs
-    from ci_budget.scanner import scan_tree
+    from ci_budget.runner.gpu import detect_gpu
+    from ci_budget.runner.run import RunOptions, SelectionError, exit_status, run_jobs, select_jobs
+    from ci_budget.sharding.planners import parse_partition
+    from ci_budget.workspace.scan import scan_tree
 
     root, config = load(args)
     partition = None

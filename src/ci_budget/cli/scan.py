@@ -42,8 +42,8 @@ def run(args) -> int:
     import sys
 
     from ci_budget.cli.common import load
-    from ci_budget.registry import select
-    from ci_budget.scanner import discover, scan_paths
+    from ci_budget.registry.parse import select
+    from ci_budget.workspace.scan import discover, scan_paths
 
     root, config = load(args)
     rels = discover(root, config)
@@ -58,7 +58,7 @@ def run(args) -> int:
         json.dump(payload, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        from ci_budget.render import registry_table
+        from ci_budget.render.text import registry_table
 
         sys.stdout.write(registry_table(regs))
         for problem in scan.errors:

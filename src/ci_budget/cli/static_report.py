@@ -11,15 +11,15 @@ KIND = "budget"
 
 def _arch_rows(root, commit, config, notes: list[str]) -> tuple[list, list]:
     """(flagged rows, problems) of the architecture tables in files changed since the base,
-    when `ci_budget.arch` offers `rows_for_files`; otherwise nothing (the hook stays clean)."""
+    when `ci_budget.arch.flags` offers `rows_for_files`; otherwise nothing (the hook stays clean)."""
     try:
-        from ci_budget import arch
+        from ci_budget.arch import flags as arch
     except ImportError:
         return [], []
     rows_for_files = getattr(arch, "rows_for_files", None)
     if rows_for_files is None:
         return [], []
-    from ci_budget.gitrefs import GitError, changed_files
+    from ci_budget.workspace.git import GitError, changed_files
 
     try:
         changed = [rel for rel in changed_files(root, commit) if (root / rel).is_file()]
@@ -34,13 +34,13 @@ def build(args):
     """(report, markdown) for `args`; CliError on bad input."""
     from pathlib import Path
 
+    from ci_budget.budget.diff import build_static
     from ci_budget.cli.common import CliError, load
-    from ci_budget.gitrefs import GitError, files_at
-    from ci_budget.history import HistoryError, load_history
-    from ci_budget.registry import merge, scan_source
-    from ci_budget.render_static import markdown
-    from ci_budget.scanner import discover, scan_files
-    from ci_budget.static import build_static
+    from ci_budget.history.model import HistoryError, load_history
+    from ci_budget.registry.parse import merge, scan_source
+    from ci_budget.render.diff_md import markdown
+    from ci_budget.workspace.git import GitError, files_at
+    from ci_budget.workspace.scan import discover, scan_files
 
     root, config = load(args)
     try:
@@ -79,8 +79,8 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ci_budget import actions
     from ci_budget.cli.common import CliError
+    from ci_budget.github import workflow as actions
 
     report, md = build(args)
     out = Path(args.out)
@@ -104,10 +104,10 @@ def run(args) -> int:
     if args.post:
         token = args.token or os.environ.get("GITHUB_TOKEN")
         try:
-            from ci_budget.github import post_report
+            from ci_budget.github.client import post_report
         except ImportError:
             raise CliError(
-                f"--post needs ci_budget.github.post_report, not in this build (report: {out})"
+                f"--post needs ci_budget.github.client.post_report, not in this build (report: {out})"
             ) from None
         from ci_budget.cli.common import load
 

@@ -47,11 +47,11 @@ def run(args) -> int:
     import json
     import sys
 
+    from ci_budget.budget.suggest import RewriteError, rewrite_est_time, significant, suggest
     from ci_budget.cli.common import CliError, load
-    from ci_budget.history import HistoryError, load_history
-    from ci_budget.registry import select
-    from ci_budget.scanner import scan_tree
-    from ci_budget.suggest import RewriteError, rewrite_est_time, significant, suggest
+    from ci_budget.history.model import HistoryError, load_history
+    from ci_budget.registry.parse import select
+    from ci_budget.workspace.scan import scan_tree
 
     root, config = load(args)
     try:

@@ -12,8 +12,8 @@ import ast
 import re
 from pathlib import Path
 
-from ci_budget.arch_edit import set_cell
-from ci_budget.arch_table import (
+from ci_budget.arch.edit import set_cell
+from ci_budget.arch.table import (
     FIXED,
     REVERTED,
     ArchTableError,
@@ -311,7 +311,7 @@ def attach_measured(
 
 def ci_arch_for(rel: str, source: str, config: Config) -> str | None:
     """The file's registered runner config's arch, else the docstring's prose hint."""
-    from ci_budget.registry import scan_source
+    from ci_budget.registry.parse import scan_source
 
     scan = scan_source(source, rel, config)
     for reg in sorted(scan.registrations, key=lambda r: not r.enabled):

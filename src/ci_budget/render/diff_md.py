@@ -6,7 +6,7 @@ summary lines at the top always fit.
 
 from __future__ import annotations
 
-from ci_budget.static import Change, StaticReport
+from ci_budget.budget.diff import Change, StaticReport
 
 MARKER = "<!-- ci-budget:budget -->"
 LIMIT = 65_536

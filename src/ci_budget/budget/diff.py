@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from ci_budget.config import Config
-from ci_budget.history import History, Stats
+from ci_budget.history.model import History, Stats
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
-from ci_budget.planner import makespan, min_shards, plan
+from ci_budget.sharding.planners import makespan, min_shards, plan
 
 RISK_ORDER = ("ok", "near", "over")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ci_budget.arch_table import (
+from ci_budget.arch.table import (
     FIXED,
     LABEL,
     REVERTED,

@@ -12,7 +12,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from ci_budget.models import BudgetLine, Report
-from ci_budget.render import (
+from ci_budget.render.text import (
     STATUS_EMOJI,
     STATUS_WORD,
     arch_cells,

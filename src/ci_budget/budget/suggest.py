@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from ci_budget.config import Config, Thresholds
-from ci_budget.history import History
+from ci_budget.history.model import History
 from ci_budget.models import Registration
-from ci_budget.registry import scan_source
+from ci_budget.registry.parse import scan_source
 
 MIN_DELTA_S = 30.0
 MIN_DELTA_RATIO = 0.30

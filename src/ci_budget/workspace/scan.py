@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, RegistryScan
-from ci_budget.registry import (
+from ci_budget.registry.parse import (
     NO_REGISTRATION,
     _FileScan,
     mentions_registration,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ci_budget.history import History
+    from ci_budget.history.model import History
     from ci_budget.models import Registration
 
 Algorithm = Literal["lpt", "best"]

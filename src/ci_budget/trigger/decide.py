@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ci_budget import planner, specs
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
+from ci_budget.registry import specs
+from ci_budget.sharding import planners as planner
 
 PULL_ACTIONS = ("opened", "synchronize", "reopened")
 

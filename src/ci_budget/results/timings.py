@@ -19,7 +19,7 @@ from typing import Any
 from ci_budget.models import ClassTiming, FileResult, TestTiming
 
 PHASES = ("setup", "call", "teardown")
-START_MARKER = "CiBudgetTestStart"  # written by ci_budget.pytest_progress at logstart
+START_MARKER = "CiBudgetTestStart"  # written by ci_budget.runner.pytest_progress at logstart
 MESSAGE_LIMIT = 500
 
 

@@ -85,10 +85,10 @@ def load_results(patterns: list[str]) -> list[RunResults]:
 def load_json_reports(patterns: list[str]) -> list[RunResults]:
     """pytest-json-report files, converted by the runner's timings module."""
     try:
-        from ci_budget.timings import file_results_from_json_report
+        from ci_budget.results.timings import file_results_from_json_report
     except ImportError:
         raise ResultsError(
-            "--json-report needs ci_budget.timings.file_results_from_json_report, "
+            "--json-report needs ci_budget.results.timings.file_results_from_json_report, "
             "which this build does not have"
         ) from None
     out = []
@@ -228,7 +228,7 @@ def stream_json_report(path: Path) -> list[FileResult] | None:
     only the timings: a whole-file `json.load` needs about 5x the file's size in memory.
     None when the file is anything but a plain valid report; the whole-file path then gives
     the same results or the exact error."""
-    from ci_budget.timings import JsonReportFiles
+    from ci_budget.results.timings import JsonReportFiles
 
     files = JsonReportFiles()
     try:

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
-from ci_budget.sticky import (  # noqa: F401 - re-exported: part of this module's API
+from ci_budget.render.sticky import (  # noqa: F401 - re-exported: part of this module's API
     CUT_NOTE,
     MAX_BODY,
     StickyError,

@@ -270,7 +270,7 @@ def terminal(report: Report) -> str:
 
 
 def markdown(report: Report, limit: int = 65536) -> str:
-    from ci_budget.render_md import markdown as render_markdown
+    from ci_budget.render.run_md import markdown as render_markdown
 
     return render_markdown(report, limit)
 

@@ -1,0 +1,1 @@
+"""Measured-KL architecture tables in guard docstrings: parsing, flags for the CI architecture, measured values, cell edits. Pure."""

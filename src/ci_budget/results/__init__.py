@@ -1,0 +1,1 @@
+"""Per-file and per-class timings from pytest's reports and the results format. Pure."""
