@@ -28,7 +28,7 @@ HOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 WORKFLOW = Path(".github/workflows/bitexact-budget.yml")
 SPEC = "test/registered/radix_cache/test_hybrid_cache_kl_bitexact.py"
 PR = 7
-COPIED = ["action.yml", "pyproject.toml", "README.md", "scripts", "src", ".github"]
+COPIED = ["action.yml", "pyproject.toml", "README.md", "requirements", "scripts", "src", ".github"]
 
 
 def copy_project(dest: Path, source: Path = ROOT) -> None:
@@ -57,21 +57,16 @@ def runner_temp(tmp_path_factory, project):
     output = temp / "setup-output"
     env = {**os.environ, "ACTION_PATH": str(project), "RUNNER_TEMP": str(temp)}
     env["GITHUB_OUTPUT"] = str(output)
-    done = subprocess.run(
-        [
-            "bash",
-            "--noprofile",
-            "--norc",
-            "-eo",
-            "pipefail",
-            str(project / "scripts/action_setup.sh"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    for command in ("run", "report"):  # the lean lock for GPU jobs, the full one for the rest
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
+            + [str(project / "scripts/action_setup.sh")],
+            env={**env, "INPUT_COMMAND": command},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
     cli = read_output_file(output)["cli"]
     assert subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.startswith(
         "ci-budget "

@@ -150,8 +150,10 @@ def test_action_installs_into_its_own_venv_and_runs_tests_with_the_input_python(
     action = load(ACTION)
     steps = {step.get("id"): step for _, step in steps_of(action)}
     setup = (ROOT / "scripts" / "action_setup.sh").read_text(encoding="utf-8")
-    assert 'venv="${RUNNER_TEMP:-/tmp}/ci-budget-venv-$version"' in setup
-    assert '"$venv/bin/python" -m pip install' in setup  # never the runner's pip
+    # A venv of its own, cached by lock hash, filled only from a hash-locked file.
+    assert 'venv="$cache/$profile-$lock_hash-$pykey"' in setup
+    assert setup.count("--no-deps --require-hashes") == 3  # uv, the bootstrap's pip, the venv's pip
+    assert '--python "$dest/bin/python"' in setup  # never into the runner's python
     assert "GITHUB_PATH" not in setup  # the venv never shadows the runner's python3
     run = steps["run"]
     assert run["env"]["INPUT_PYTHON"] == "${{ inputs.python }}"
