@@ -25,9 +25,9 @@ from typing import TextIO
 
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.results import timings
 from ci_budget.runner.proctree import ProcessTree
 from ci_budget.sharding.planners import plan
-from ci_budget.results import timings
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
 # environment, which we must not install into; so a temp dir holding only these packages (and
