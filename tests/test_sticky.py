@@ -187,3 +187,19 @@ def test_fit_and_bad_names():
         merge_body("bad kind", "x", None, [])
     with pytest.raises(Exception, match="section"):
         merge_body("run", "x", "no spaces", [])
+
+
+def test_comment_vanishing_right_after_create_is_listed_again_not_an_error(github_standin):
+    # A racing reporter deletes ours as its duplicate just after we create it (and its own
+    # comment is gone too): we list again, then create again, and end with exactly one.
+    github_standin.add_pull(7)
+    client = make(github_standin)
+
+    def racing_reporter_deletes(state):
+        state.comments.pop(max(state.comments))
+
+    github_standin.after("issues/create-comment", racing_reporter_deletes)
+    result = client.upsert_sticky(7, "run", "body")
+    assert result.action == "created"
+    assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nbody")]
+    assert [c["op"] for c in github_standin.calls()].count("issues/create-comment") == 2

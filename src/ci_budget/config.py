@@ -125,6 +125,10 @@ class Config(Section):
     script_cwd: str = "test"
     main_block: Literal["warning", "error", "ignore"] = "warning"
     gpu_arch: dict[str, str] = Field(default_factory=dict)
+    # The tests' environment: names or fnmatch patterns dropped on top of the built-in list
+    # (credentials, runner file commands), and ones kept whatever that list says.
+    env_drop: list[str] = Field(default_factory=list)
+    env_keep: list[str] = Field(default_factory=list)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
 

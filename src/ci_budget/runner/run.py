@@ -26,6 +26,7 @@ from typing import TextIO
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 from ci_budget.results import timings
+from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.proctree import ProcessTree
 from ci_budget.sharding.planners import plan
 
@@ -246,7 +247,7 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
         (art / (stem + suffix)).unlink(missing_ok=True)
     limit = opts.timeout_per_file or opts.config.timeout_for(job.est_time)
     cmd, cwd = _command(job, opts, art)
-    env = dict(os.environ)
+    env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
     if plugin_dir is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(plugin_dir), env.get("PYTHONPATH")) if p

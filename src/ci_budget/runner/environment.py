@@ -1,0 +1,46 @@
+"""The tests' environment: the runner's, less GitHub credentials and the runner's file commands.
+
+A test is PR code. In an Actions job the environment holds the job's token, the runtime and OIDC
+tokens (cache, artifacts, cloud credentials) and the paths of the runner's command files, through
+which a step sets outputs, environment and PATH for later steps. None of that is for the tests;
+what model tests need (HF_TOKEN, CUDA_*, proxies, ...) is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
+
+# Names or fnmatch patterns, matched case-sensitively (environment names are on Linux).
+DEFAULT_DROP = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENV",
+    "GITHUB_OUTPUT",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_RUNTIME_URL",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_CACHE_URL",
+    "ACTIONS_CACHE_SERVICE_V2",
+    "ACTIONS_RESULTS_URL",
+    "INPUT_*",
+    "CI_BUDGET_COMMENT_LOGIN",
+)
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatchcase(name, p) for p in patterns)
+
+
+def scrubbed_env(
+    env: Mapping[str, str], drop: Iterable[str] = (), keep: Iterable[str] = ()
+) -> dict[str, str]:
+    """`env` less DEFAULT_DROP and `drop`; a name matching `keep` stays whatever the rest says."""
+    dropped = (*DEFAULT_DROP, *drop)
+    keep = tuple(keep)
+    return {k: v for k, v in env.items() if _matches(k, keep) or not _matches(k, dropped)}
