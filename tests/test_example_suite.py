@@ -170,7 +170,9 @@ def test_registrations_scan_cleanly():
         "test/registered/models/test_model_determinism.py": "base-a-test-1-gpu-large",
         "test/registered/models/test_vocab_parallel_logprobs.py": "base-b-test-2-gpu-large",
         GUARDS: "base-b-test-1-gpu-large",
+        "test/registered/radix_cache/test_cache_soak.py": "base-b-test-1-gpu-large",
         "test/registered/radix_cache/test_long_prefix_sweep.py": "base-b-test-1-gpu-large",
+        "test/registered/serving/test_server_launch.py": "base-c-test-1-gpu-large",
     }
     disabled = [f for f, r in by_file.items() if not r.enabled]
     assert disabled == ["test/registered/models/test_vocab_parallel_logprobs.py"]
@@ -178,18 +180,26 @@ def test_registrations_scan_cleanly():
     assert config.runner("1-gpu-large").arch == "sm90"
 
 
-@pytest.mark.slow  # about 10 s of CPU: the example's heavy sweep runs here
+@pytest.mark.slow  # about 10 s: the example's time-boxed files run here
 def test_whole_suite_from_repo_root(tmp_path):
-    proc, cases = _pytest(tmp_path, "examples/bitexact/test/registered", cwd=REPO)
+    # The server-launch demo hangs on purpose (20 s, then fails): left out here.
+    proc, cases = _pytest(
+        tmp_path,
+        "examples/bitexact/test/registered",
+        "--ignore=examples/bitexact/test/registered/serving",
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # The example's pytest.ini makes it the rootdir: node ids match the registered paths.
     files = {nodeid.split("::")[0].rsplit(".", 1)[0] for nodeid in cases}
     assert files == {
         "test.registered.models.test_model_determinism",
         "test.registered.models.test_vocab_parallel_logprobs",
+        "test.registered.radix_cache.test_cache_soak",
         "test.registered.radix_cache.test_hybrid_cache_kl_bitexact",
         "test.registered.radix_cache.test_long_prefix_sweep",
     }
     assert all(outcome == "passed" for outcome, _ in cases.values())
+    # The sweep's two tests and the soak record their KL without a table row.
     sweep = [p for o, p in cases.values() if "avg_kl_div" in p and "kl_case" not in p]
-    assert len(sweep) == 2 and all(float(p["avg_kl_div"]) == 0.0 for p in sweep)
+    assert len(sweep) == 3 and all(float(p["avg_kl_div"]) == 0.0 for p in sweep)
