@@ -44,7 +44,7 @@ def _plain_pass(path: Path) -> int:
 def _ours_json(path: Path, regs) -> tuple[int, str]:
     from ci_budget.budget.status import build_report
     from ci_budget.config import Config
-    from ci_budget.render.text import markdown
+    from ci_budget.render.run_md import markdown
     from ci_budget.workspace.result_files import load_json_reports
 
     report = build_report(regs, load_json_reports([str(path)]), Config())
@@ -64,7 +64,7 @@ def _baseline_shards(paths: list[Path]) -> int:
 def _ours_shards(paths: list[Path], regs) -> tuple[int, str]:
     from ci_budget.budget.status import build_report
     from ci_budget.config import Config
-    from ci_budget.render.text import markdown
+    from ci_budget.render.run_md import markdown
     from ci_budget.workspace.result_files import load_results
 
     report = build_report(regs, load_results([str(p) for p in paths]), Config())

@@ -18,7 +18,9 @@ from ci_budget.models import (
     RegistryScan,
     RunResults,
 )
-from ci_budget.render.text import bar, markdown, registry_table, terminal
+from ci_budget.render.run_md import markdown
+from ci_budget.render.text import registry_table, terminal
+from ci_budget.render.words import bar
 
 SUITE = "base-b-test-1-gpu-large"
 

@@ -24,6 +24,8 @@ from ci_budget.models import (
 # Worst first; also the order of the report's tables.
 STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "not-run")
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
+ATTENTION = STATUS_ORDER[: _RANK["near"]]  # timed out, over or failed: never cut from a report
+WORTH_A_WORD = STATUS_ORDER[: _RANK["near"] + 1]  # what `worst_status` reports; else "ok"
 SUGGEST_FOR = ("over", "near", "timeout", "stale")
 UNREGISTERED = "(unregistered)"
 
@@ -115,8 +117,8 @@ class _Join:
         reg = max(candidates, key=lambda r: (r.est_time, r.suite))
         if suite is not None:
             self.notes.append(
-                f"`{result.path}` ran in suite `{suite}`, which it does not register; "
-                f"compared with its `{reg.suite}` budget ({reg.est_time:g}s)"
+                f"{result.path} ran in suite {suite}, which it does not register; "
+                f"compared with its {reg.suite} budget ({reg.est_time:g}s)"
             )
         return reg
 
@@ -207,7 +209,7 @@ def build_report(
                 if kept is result:
                     chosen[key] = (result, reg, run.meta)
                 join.notes.append(
-                    f"`{result.path}` ({key_suite}) appears in more than one result file; "
+                    f"{result.path} ({key_suite}) appears in more than one result file; "
                     f"kept the {kept.status} one"
                 )
             else:
@@ -235,7 +237,4 @@ def build_report(
 def worst_status(report: Report) -> str:
     """ok / near / over / timeout / failed: the one word a workflow branches on."""
     present = {line.status for line in report.lines}
-    for status in ("timeout", "over", "failed", "near"):
-        if status in present:
-            return status
-    return "ok"
+    return next((s for s in WORTH_A_WORD if s in present), "ok")

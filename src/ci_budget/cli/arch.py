@@ -114,9 +114,6 @@ def _table(rows) -> str:
         ]
         for r in rows
     ]
-    widths = [max(len(x[k]) for x in [head, *body]) for k in range(len(head))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip()
-        for x in [head, *body]
-    ]
-    return "\n".join(lines) + "\n"
+    from ci_budget.render.table import aligned_text
+
+    return aligned_text([head, *body])

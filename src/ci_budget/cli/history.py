@@ -124,9 +124,9 @@ def _show(args) -> int:
         )
         for s in stats
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    from ci_budget.render.table import aligned_text
+
+    sys.stdout.write(aligned_text([header, *rows]))
     if not rows:
         print("(no samples)")
     return 0

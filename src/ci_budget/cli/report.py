@@ -199,7 +199,8 @@ def run(args) -> int:
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.cli.common import CliError, load
     from ci_budget.github import workflow as actions
-    from ci_budget.render.text import json_text, markdown, terminal
+    from ci_budget.render.run_md import markdown
+    from ci_budget.render.text import json_text, terminal
     from ci_budget.workspace.scan import scan_tree
 
     root, config = load(args)

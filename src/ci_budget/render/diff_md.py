@@ -1,15 +1,20 @@
 """Markdown of the static budget report: the `budget` sticky comment. Pure.
 
-GitHub rejects comments over 65,536 characters: long tables are cut with a note, so the
-summary lines at the top always fit.
+GitHub rejects comments over 65,536 characters: long tables are cut by `fit` with a note, the
+last one first, so the summary lines at the top always fit. Paths, suite names, reasons and
+table cells come from the PR's files and go through `escape`.
 """
 
 from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
+from ci_budget.render.escape import code, md
+from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
+from ci_budget.render.sticky import marker_for
+from ci_budget.render.table import md_head, md_row
 
-MARKER = "<!-- ci-budget:budget -->"
-LIMIT = 65_536
+MARKER = marker_for("budget")
+LIMIT = COMMENT_LIMIT
 RISK_ICON = {"ok": "✅", "near": "⚠️", "over": "🛑"}
 
 
@@ -27,15 +32,11 @@ def _gpu(gpu_seconds: float | None) -> str:
     return f"{gpu_seconds:+,.0f} GPU·s ({gpu_seconds / 60:+,.1f} GPU·min)"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _what(c: Change) -> str:
     labels = {
         "est_time": "est_time",
-        "moved": f"moved from `{c.suite_before}`",
-        "disabled": f"disabled ({c.disabled_after})",
+        "moved": f"moved from {code(c.suite_before or '')}",
+        "disabled": f"disabled ({md(c.disabled_after or '')})",
         "enabled": "enabled",
         "added": "new registration",
         "new-file": "new file",
@@ -74,24 +75,70 @@ def _history_text(note) -> str:
     return ", ".join(parts) or "no passing runs"
 
 
-def _section(title: str, header: str, rows: list[str], room: int) -> list[str]:
-    """A table that stops, with a note, before taking more than `room` characters."""
-    out = [f"\n### {title}\n", header]
-    used = sum(len(x) + 1 for x in out)
-    for i, row in enumerate(rows):
-        if used + len(row) + 1 > room:
-            out.append(f"\n_…{len(rows) - i} more row(s) not shown (comment size limit)._")
-            break
-        out.append(row)
-        used += len(row) + 1
-    return out
+def _where(file: str, line: int) -> str:
+    return code(f"{file}:{line}")
 
 
-def markdown(report: StaticReport, limit: int = LIMIT) -> str:
+def _part(title: str, columns: list[str], rows: list[str]) -> Part:
+    return Part(f"\n### {title}\n\n", md_head(columns), rows, priority=1, noun="more row(s)")
+
+
+def _suite_row(s) -> str:
+    shards = (
+        f"{s.shards_before} → {s.shards_after}"
+        if s.shards_before != s.shards_after
+        else str(s.shards_after)
+    )
+    runners = "?" if s.gpus is None else f"{s.shards_after} × {s.gpus} GPU"
+    makespan = (
+        f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min "
+        f"({s.makespan_after / s.timeout_s * 100:.0f} %)"
+    )
+    return md_row(
+        [code(s.suite), f"{s.files_before} → {s.files_after}"]
+        + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards, makespan]
+        + [f"{RISK_ICON[s.risk]} {s.risk}", runners, _gpu(s.gpu_seconds_delta)]
+    )
+
+
+def _parts(report: StaticReport) -> list[Part]:
+    parts = []
+    if report.errors_introduced:
+        rows = [md_row([_where(p.file, p.line), md(p.message)]) for p in report.errors_introduced]
+        parts.append(_part("Registry errors introduced", ["where", "error"], rows))
+    if report.suites:
+        columns = ["suite", "files", "Σ est_time", "shards"]
+        columns += ["predicted makespan vs stage timeout", "risk", "GPU runners", "GPU cost / run"]
+        parts.append(_part("Suites", columns, [_suite_row(s) for s in report.suites]))
+    if report.changes:
+        rows = [
+            md_row(
+                [_where(c.file, c.line), code(c.suite_after or c.suite_before or "")]
+                + [_what(c), _est(c), _gpu(c.gpu_seconds_delta)]
+            )
+            for c in report.changes
+        ]
+        columns = ["file", "suite", "change", "est_time", "GPU cost / run"]
+        parts.append(_part("Changed registrations", columns, rows))
+    if report.history:
+        rows = [md_row([code(n.file), code(n.suite), _history_text(n)]) for n in report.history]
+        parts.append(_part("Measured history", ["file", "suite", "measured"], rows))
+    if report.arch_rows or report.arch_problems:
+        rows = [
+            md_row([_where(r.file, r.line), md(r.case), md(", ".join(r.flags))])
+            for r in report.arch_rows
+        ] + [
+            md_row([_where(p.file, p.line), "(table)", md(p.message)]) for p in report.arch_problems
+        ]
+        parts.append(_part("Architecture table flags", ["row", "case", "flags"], rows))
+    return parts
+
+
+def _top(report: StaticReport) -> str:
     base = report.base_commit[:12] or report.base_ref
     head = [
         MARKER,
-        f"## {RISK_ICON.get(report.risk, '')} ci-budget: est_time changes vs `{base}`",
+        f"## {RISK_ICON.get(report.risk, '')} ci-budget: est_time changes vs {code(base)}",
         "",
     ]
     if not report.changes and not report.errors_introduced:
@@ -103,77 +150,20 @@ def markdown(report: StaticReport, limit: int = LIMIT) -> str:
             f"per run; stage timeout risk: **{report.risk}**."
         )
     for note in report.notes:
-        head.append(f"\n_{note}_")
-    body: list[str] = []
-    room = limit - sum(len(x) + 1 for x in head) - 200
-    blocks = []
-    if report.errors_introduced:
-        rows = [
-            f"| `{_cell(p.file)}:{p.line}` | {_cell(p.message)} |" for p in report.errors_introduced
-        ]
-        blocks.append(("Registry errors introduced", "| where | error |\n|---|---|", rows))
-    if report.suites:
-        rows = []
-        for s in report.suites:
-            shards = (
-                f"{s.shards_before} → {s.shards_after}"
-                if s.shards_before != s.shards_after
-                else str(s.shards_after)
-            )
-            gpus = "?" if s.gpus is None else str(s.gpus)
-            runners = "?" if s.gpus is None else f"{s.shards_after} × {gpus} GPU"
-            rows.append(
-                f"| `{_cell(s.suite)}` | {s.files_before} → {s.files_after} | "
-                f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)}) | {shards} | "
-                f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min "
-                f"({s.makespan_after / s.timeout_s * 100:.0f} %) | "
-                f"{RISK_ICON[s.risk]} {s.risk} | {runners} | {_gpu(s.gpu_seconds_delta)} |"
-            )
-        blocks.append(
-            (
-                "Suites",
-                "| suite | files | Σ est_time | shards | predicted makespan vs stage timeout "
-                "| risk | GPU runners | GPU cost / run |\n|---|---|---|---|---|---|---|---|",
-                rows,
-            )
-        )
-    if report.changes:
-        rows = [
-            f"| `{_cell(c.file)}:{c.line}` | `{_cell(c.suite_after or c.suite_before or '')}` "
-            f"| {_cell(_what(c))} | {_est(c)} | {_gpu(c.gpu_seconds_delta)} |"
-            for c in report.changes
-        ]
-        blocks.append(
-            (
-                "Changed registrations",
-                "| file | suite | change | est_time | GPU cost / run |\n|---|---|---|---|---|",
-                rows,
-            )
-        )
-    if report.history:
-        rows = [
-            f"| `{_cell(n.file)}` | `{_cell(n.suite)}` | {_cell(_history_text(n))} |"
-            for n in report.history
-        ]
-        blocks.append(("Measured history", "| file | suite | measured |\n|---|---|---|", rows))
-    if report.arch_rows or report.arch_problems:
-        rows = [
-            f"| `{_cell(r.file)}:{r.line}` | {_cell(r.case)} | {_cell(', '.join(r.flags))} |"
-            for r in report.arch_rows
-        ] + [
-            f"| `{_cell(p.file)}:{p.line}` | (table) | {_cell(p.message)} |"
-            for p in report.arch_problems
-        ]
-        blocks.append(("Architecture table flags", "| row | case | flags |\n|---|---|---|", rows))
-    for title, header, rows in blocks:
-        section = _section(title, header, rows, room)
-        room -= sum(len(x) + 1 for x in section)
-        body.extend(section)
-    body.append(
-        f"\n<sub>Planner `{report.algorithm}` on est_time; makespan = the longest shard. "
-        "GPU cost = Δ est_time × the runner config's GPUs.</sub>"
+        head.append(f"\n_{md(note)}_")
+    return "\n".join(head) + "\n"
+
+
+def markdown(report: StaticReport, limit: int = LIMIT) -> str:
+    top = _top(report)
+    foot = Part(
+        "",
+        "",
+        [
+            f"\n<sub>Planner {code(report.algorithm)} on est_time; makespan = the longest shard. "
+            "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
+        ],
     )
-    text = "\n".join(head + body) + "\n"
-    if len(text) > limit:  # tiny limits only: the sections already kept within room
-        text = text[: limit - 60] + "\n\n_(cut at the comment size limit)_\n"
-    return text
+    parts = [*_parts(report), foot]
+    fit_parts(top, parts, limit)
+    return join(top, parts, limit)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-MAX_BODY = 65536  # GitHub: "Body is too long (maximum is 65536 characters)"
+from ci_budget.render.fit import COMMENT_LIMIT, cut
+
+MAX_BODY = COMMENT_LIMIT
 CUT_NOTE = (
     "\n\n_(cut at GitHub's {limit}-character comment limit; the full report is in the step "
     "summary and the results artifact)_\n"
@@ -28,12 +30,7 @@ def first_line(text: str | None) -> str:
 
 def fit(body: str, limit: int = MAX_BODY) -> str:
     """`body` cut to `limit` characters with a note saying where the rest is."""
-    if len(body) <= limit:
-        return body
-    note = CUT_NOTE.format(limit=limit)
-    if limit <= len(note):
-        return body[:limit]
-    return body[: limit - len(note)] + note
+    return cut(body, limit, CUT_NOTE.format(limit=limit))
 
 
 def fit_section(body: str) -> str:
