@@ -22,6 +22,7 @@ class Req:
     who: Identity
     params: dict[str, str]
     base: str  # http://host:port as the client addressed us
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Resp:
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    text: str | None = None  # a plain-text body instead of JSON
 
 
 def error(status: int, message: str, **extra: Any) -> Resp:
@@ -237,7 +239,7 @@ OPERATIONS = {
     "actions/create-workflow-dispatch": dispatch,
     "repos/create-dispatch-event": dispatch,
     "rate-limit/get": rate_limit,
-}
+}  # the Actions operations are added by actions.py
 
 # Served outside the OpenAPI subset, each with its own small check.
 EXTRA = {

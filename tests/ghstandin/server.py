@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from . import routes, spec
+from . import actions, routes, spec
 from .state import NOT_ACCESSIBLE, Comment, Fault, Identity, Issue, State
 
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
@@ -49,12 +49,15 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PATCH = do_PUT = do_DELETE = do_GET
 
     def _send(self, resp: routes.Resp) -> None:
+        kind = "application/json; charset=utf-8"
         data = b"" if resp.body is None else json.dumps(resp.body).encode()
+        if resp.text is not None:
+            data, kind = resp.text.encode(), "text/plain; charset=utf-8"
         self.send_response(resp.status)
         for key, value in resp.headers.items():
             self.send_header(key, value)
         if data:
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -67,10 +70,15 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith(ADMIN):
             self._send(self.server.standin.admin(self.command, url.path[len(ADMIN) :], raw))
             return
+        if url.path.startswith(actions.LOGS):
+            auth = self.headers.get("Authorization", "")
+            self._send(self.server.standin.serve_log(url.path, query, auth))
+            return
         base = f"http://{self.headers.get('Host', '127.0.0.1')}"
         resp = self.server.standin.serve(
             self.command, url.path, query, raw, self.headers.get("Content-Type"),
             self.headers.get("Authorization", ""), base,
+            {k.lower(): v for k, v in self.headers.items()},
         )  # fmt: skip
         self._send(resp)
 
@@ -166,6 +174,19 @@ class StandIn:
         }
         self.fail(op, 403, "API rate limit exceeded for installation ID 1.", headers)
 
+    def fail_after(self, op: str, served: int, then) -> None:
+        """Call `then()` (e.g. a fault) once `op` has been served `served` more times."""
+        left = [served]
+
+        def hook(state: State) -> None:
+            left[0] -= 1
+            if left[0] <= 0:
+                then()
+            else:
+                self.after(op, hook)
+
+        self.after(op, hook)
+
     def after(self, op: str, func) -> None:
         """Run `func(state)` once, right after the next `op` is served (e.g. delete a comment
         between a reporter's list and its edit)."""
@@ -183,13 +204,47 @@ class StandIn:
             return list(self.state.invalid)
 
     # --- serving ---------------------------------------------------------------------------
-    def serve(self, method, path, query, raw, content_type, authorization, base) -> routes.Resp:
+    def serve(
+        self, method, path, query, raw, content_type, authorization, base, headers=None
+    ) -> routes.Resp:
         with self.state.lock:
             entry = {"method": method, "path": path, "op": None, "status": 0, "t": time.time()}
+            entry["query"] = {k: v[-1] for k, v in query.items()}
             self.state.calls.append(entry)
-        resp = self._serve(entry, method, path, query, raw, content_type, authorization, base)
+        resp = self._serve(
+            entry, method, path, query, raw, content_type, authorization, base, headers or {}
+        )
+        resp = self._rate(resp)
         entry["status"] = resp.status
         return resp
+
+    def _rate(self, resp: routes.Resp) -> routes.Resp:
+        """With a rate window: count the request (a 304 is free, as on GitHub), send the
+        x-ratelimit-* headers, and answer 403 once the window is spent."""
+        with self.state.lock:
+            rate = self.state.rate
+            if rate is None:
+                return resp
+            if rate.remaining <= 0:
+                resp = routes.error(403, "API rate limit exceeded for installation ID 1.")
+            elif resp.status != 304:
+                rate.remaining -= 1
+            resp.headers.update({
+                "x-ratelimit-limit": str(rate.limit),
+                "x-ratelimit-remaining": str(rate.remaining),
+                "x-ratelimit-used": str(rate.limit - rate.remaining),
+                "x-ratelimit-reset": str(rate.reset),
+                "x-ratelimit-resource": "core",
+            })  # fmt: skip
+            return resp
+
+    def serve_log(self, path: str, query, authorization: str) -> routes.Resp:
+        with self.state.lock:
+            entry = {"method": "GET", "path": path, "op": "logs/download", "t": time.time()}
+            self.state.calls.append(entry)
+            resp = actions.serve_log(self.state, path, query, authorization)
+            entry["status"] = resp.status
+            return resp
 
     def _reject(self, entry: dict, status: int, why: str) -> routes.Resp:
         with self.state.lock:
@@ -197,7 +252,7 @@ class StandIn:
         entry["invalid"] = why
         return routes.error(status, why)
 
-    def _serve(self, entry, method, path, query, raw, content_type, authorization, base):
+    def _serve(self, entry, method, path, query, raw, content_type, authorization, base, headers):
         extra = routes.EXTRA.get((method, path))
         if extra is not None:
             op, func, params = extra[0], extra[1], {}
@@ -234,7 +289,7 @@ class StandIn:
                 return routes.Resp(fault.status, fault.body, fault.headers)
             if method in WRITES and who.read_only and op != "graphql":
                 return routes.error(403, NOT_ACCESSIBLE)
-            req = routes.Req(method, path, query, body, who, params, base)
+            req = routes.Req(method, path, query, body, who, params, base, headers)
             resp = func(self.state, req)
             for hook in self._after.pop(op, []):
                 hook(self.state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -11,6 +12,13 @@ from typing import Any
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi-subset.json"
 SERVER = "https://api.github.com"  # the spec's server; requests are validated as if sent there
+
+# Query parameters whose description says they take GitHub's search syntax ("Understanding the
+# search syntax": `>=2026-08-01`, `2026-08-01..2026-08-31`) while their schema says `date-time`;
+# GitHub accepts the syntax, so it is checked here instead of against the schema.
+SEARCH_SYNTAX = {"created"}
+_DAY = r"\d{4}-\d\d-\d\d(?:T\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:\d\d)?)?"
+_SEARCH_DATE = re.compile(rf"(?:[<>]=?)?{_DAY}|{_DAY}\.\.{_DAY}|\*\.\.{_DAY}|{_DAY}\.\.\*")
 
 _lock = threading.Lock()  # openapi-core's caches are not documented as thread-safe
 
@@ -70,6 +78,9 @@ def validate(
     from openapi_core.testing import MockRequest
 
     args = {k: v[-1] for k, v in query.items()}
+    for name in SEARCH_SYNTAX.intersection(args):
+        if not _SEARCH_DATE.fullmatch(args.pop(name)):
+            return f"{method} {path}: {name}: not GitHub's date search syntax"
     request = MockRequest(
         SERVER,
         method.lower(),

@@ -59,6 +59,42 @@ class Fault:
 
 
 @dataclass
+class WorkflowRun:
+    id: int
+    workflow: str  # the workflow's file name, e.g. pr-test.yml
+    created_at: str  # 2026-08-21T10:11:12Z
+    branch: str = "main"
+    head_sha: str = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+    status: str = "completed"
+    conclusion: str | None = "success"
+    attempt: int = 1
+    event: str = "push"
+
+
+@dataclass
+class Job:
+    id: int
+    run_id: int
+    name: str
+    log: str | None = None  # None: the log expired (the API answers 410)
+    status: str = "completed"
+    conclusion: str | None = "success"
+    runner_name: str | None = "gpu-runner-1"
+    labels: list[str] = field(default_factory=lambda: ["self-hosted", "1-gpu-large"])
+    started_at: str | None = None
+    completed_at: str | None = None
+
+
+@dataclass
+class RateWindow:
+    """x-ratelimit-* headers on every API answer; 0 left answers 403 like GitHub."""
+
+    limit: int = 5000
+    remaining: int = 5000
+    reset: int = 2_000_000_000
+
+
+@dataclass
 class State:
     repo: str = "octo-org/hello-gpu"
     identities: dict[str, Identity] = field(default_factory=dict)  # token -> identity
@@ -72,6 +108,11 @@ class State:
     invalid: list[str] = field(default_factory=list)  # requests GitHub's description rejects
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
+    runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    jobs: dict[int, Job] = field(default_factory=dict)
+    log_host: str = "localhost"  # job-log redirects go to this host name (not the API's)
+    log_key: str = "standin-log-signing-key"
+    rate: RateWindow | None = None
     tick: int = 0
     next_id: int = 1_000_000
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)

@@ -46,12 +46,57 @@ def add_parser(sub):
     show.add_argument("--store", type=Path, default=None)
     show.add_argument("--format", choices=["table", "json"], default="table")
     show.add_argument("--suite", action="append", default=[], help="only this suite")
+    _add_import(actions)
     return p
+
+
+def _add_import(actions) -> None:
+    imp = add_subcommand(
+        actions,
+        "import-logs",
+        help="import per-file timings from CI job logs (TIMINGS blocks)",
+        description="Read the TIMINGS blocks sglang's run_suite.py prints at the end of every CI "
+        "job, from a workflow's completed runs on GitHub (runs -> jobs -> job logs; resumable, "
+        "idempotent by job id) or from downloaded logs (--from: a log, a directory, or a run's "
+        "log zip). Needs GITHUB_REPOSITORY (or --repo) and GITHUB_TOKEN for GitHub.",
+        example="ci-budget history import-logs --workflow pr-test.yml --branch main --since 30d "
+        "--job '*-test-* (*)' --store ci-budget-history.json\n"
+        "ci-budget history import-logs --from logs/ --store ci-budget-history.json",
+    )
+    imp.add_argument("--workflow", help="workflow file name or id (e.g. pr-test.yml)")
+    imp.add_argument("--branch", default=None, help="only runs on this branch (e.g. main)")
+    imp.add_argument("--since", default="30d", help="runs created since: Nd or YYYY-MM-DD")
+    imp.add_argument("--max-runs", type=int, default=None, help="at most the newest N runs")
+    imp.add_argument(
+        "--job", action="append", default=[], metavar="GLOB",
+        help="only jobs whose name matches (repeatable; default every job)",
+    )  # fmt: skip
+    imp.add_argument(
+        "--from", dest="from_paths", action="append", type=Path, default=[], metavar="PATH",
+        help="read downloaded logs instead of GitHub (file, directory or zip; repeatable)",
+    )  # fmt: skip
+    imp.add_argument("--suite", default=None, help="put every sample in this suite")
+    imp.add_argument(
+        "--partition-model", type=Path, default=None, metavar="FILE",
+        help="sglang-ci-stats model.json: per-file estimates where no sample exists",
+    )  # fmt: skip
+    imp.add_argument("--store", type=Path, default=Path(HISTORY_STORE))
+    imp.add_argument("--max-samples", type=int, default=None)
+    imp.add_argument("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
+    imp.add_argument("--token", default=None, help="GitHub token (default: $GITHUB_TOKEN)")
+    imp.add_argument(
+        "--reserve", type=int, default=50,
+        help="stop (resumably) when fewer API requests than this remain (default 50)",
+    )  # fmt: skip
 
 
 def run(args) -> int:
     if args.history_action == "add":
         return _add(args)
+    if args.history_action == "import-logs":
+        from ci_budget.cli.history_import import run_import
+
+        return run_import(args)
     return _show(args)
 
 

@@ -101,6 +101,24 @@ class GitHubClient:
     def calls(self) -> int:
         return self._budget.calls
 
+    @property
+    def requester(self):
+        """PyGithub's requester, for REST calls PyGithub has no method for; same retry budget."""
+        return self._gh.requester
+
+    def download_session(self):
+        """A session without credentials (for signed download URLs) that retries and waits out
+        rate limits like the API calls, counted in the same budget."""
+        import requests
+        from requests.adapters import HTTPAdapter
+
+        session = requests.Session()
+        session.auth = _no_auth  # set, so requests never falls back to ~/.netrc credentials
+        adapter = HTTPAdapter(max_retries=make_retry(self._budget))
+        session.mount("https://", adapter)
+        session.mount("http://", adapter)
+        return session
+
     def _call(self, what: str, func: Callable[[], Any], write: bool = False) -> Any:
         from github import GithubException
 
@@ -232,6 +250,10 @@ class GitHubClient:
     ) -> StickyResult:
         """Update our `kind` comment on #number in place, or create it (see `sticky.upsert`)."""
         return sticky.upsert(self, number, kind, body, section)
+
+
+def _no_auth(request):
+    return request
 
 
 # --- from the environment ---------------------------------------------------------------------

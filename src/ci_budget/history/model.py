@@ -69,11 +69,37 @@ class Stats(BaseModel):
     last_commit: str | None = None
 
 
+class Estimate(BaseModel):
+    """A per-file time from elsewhere (a partition model), used only where no sample exists."""
+
+    file: str
+    suite: str
+    seconds: float
+    source: str
+
+
+class RunMark(BaseModel):
+    attempt: int = 1
+    created: datetime | None = None
+
+
+class ImportCursor(BaseModel):
+    """Where a log import stands: runs whose jobs are all read, jobs read in unfinished runs,
+    and the ETag of the last complete run listing (a 304 means nothing new)."""
+
+    runs: dict[int, RunMark] = Field(default_factory=dict)
+    jobs: list[int] = Field(default_factory=list)
+    etag: str | None = None
+    etag_url: str | None = None
+
+
 class StoreFile(BaseModel):
     schema_version: int = STORE_VERSION
     max_samples: int = DEFAULT_MAX_SAMPLES
     next_seq: int = 0
     series: list[Series] = Field(default_factory=list)
+    estimates: list[Estimate] = Field(default_factory=list)
+    imports: dict[str, ImportCursor] = Field(default_factory=dict)
 
 
 def percentile(values: list[float], p: float) -> float | None:
@@ -105,6 +131,8 @@ class History:
         self.max_samples = max_samples
         self.next_seq = 0
         self._series: dict[tuple[str, str], list[Sample]] = {}
+        self.estimates: dict[tuple[str, str], Estimate] = {}
+        self.imports: dict[str, ImportCursor] = {}  # log-import key -> cursor
 
     @classmethod
     def from_store(cls, store: StoreFile) -> History:
@@ -112,6 +140,8 @@ class History:
         history.next_seq = store.next_seq
         for series in store.series:
             history._series.setdefault((series.file, series.suite), []).extend(series.samples)
+        history.estimates = {(e.file, e.suite): e for e in store.estimates}
+        history.imports = dict(store.imports)
         return history
 
     def to_store(self) -> StoreFile:
@@ -122,6 +152,8 @@ class History:
                 Series(file=file, suite=suite, samples=samples)
                 for (file, suite), samples in sorted(self._series.items())
             ],
+            estimates=[self.estimates[key] for key in sorted(self.estimates)],
+            imports=self.imports,
         )
 
     def keys(self) -> list[tuple[str, str]]:
@@ -140,29 +172,37 @@ class History:
         for fr in results.files:
             if fr.status == "not-run":
                 continue  # nothing was measured
-            key = (fr.path, fr.suite or default_suite)
-            series = self._series.setdefault(key, [])
-            if any(s.run == run for s in series):
-                continue
-            series.append(
-                Sample(
-                    run=run,
-                    elapsed=fr.elapsed,
-                    status=fr.status,
-                    est_time=fr.est_time,
-                    commit=meta.commit,
-                    host=meta.host,
-                    labels=list(meta.runner_labels),
-                    partition=meta.partition,
-                    date=date,
-                    seq=self.next_seq,
-                )
+            sample = Sample(
+                run=run,
+                elapsed=fr.elapsed,
+                status=fr.status,
+                est_time=fr.est_time,
+                commit=meta.commit,
+                host=meta.host,
+                labels=list(meta.runner_labels),
+                partition=meta.partition,
+                date=date,
             )
-            self.next_seq += 1
-            series.sort(key=_date_key)
-            del series[: max(0, len(series) - self.max_samples)]
-            added += 1
+            added += self.add_sample(fr.path, fr.suite or default_suite, sample)
         return added
+
+    def add_sample(self, file: str, suite: str, sample: Sample) -> bool:
+        """Add one sample unless its run is already in the (file, suite) series."""
+        series = self._series.setdefault((file, suite), [])
+        if any(s.run == sample.run for s in series):
+            return False
+        series.append(sample.model_copy(update={"seq": self.next_seq}))
+        self.next_seq += 1
+        series.sort(key=_date_key)
+        del series[: max(0, len(series) - self.max_samples)]
+        return True
+
+    def estimate(self, file: str, suite: str) -> float | None:
+        """The seeded estimate for (file, suite), only where the series has no sample."""
+        found = self.estimates.get((file, suite))
+        if found is None or self._series.get((file, suite)):
+            return None
+        return found.seconds
 
     def stats(self, file: str, suite: str) -> Stats:
         samples = self._series.get((file, suite), [])

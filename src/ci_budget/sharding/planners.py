@@ -277,13 +277,16 @@ def weights_for(
     registrations: Iterable[Registration], history: History | None = None
 ) -> list[tuple[str, float]]:
     """(file, seconds) per registration: measured p90 when the history has passing runs for
-    that file in that suite, its est_time otherwise."""
+    that file in that suite, else a seeded estimate where it has no sample, else est_time."""
     out = []
     for reg in registrations:
         seconds = reg.est_time
         if history is not None:
             stats = history.stats(reg.file, reg.suite)
+            seeded = history.estimate(reg.file, reg.suite)
             if stats.p90 is not None:
                 seconds = stats.p90
+            elif seeded is not None:  # a partition model's estimate, where nothing was measured
+                seconds = seeded
         out.append((reg.file, float(seconds)))
     return out

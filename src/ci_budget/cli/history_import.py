@@ -1,0 +1,382 @@
+"""The `history import-logs` use case: per-file timings from CI job logs into the store.
+
+From GitHub: the workflow's completed runs (newest `--max-runs`, created since `--since`), their
+latest jobs, each job's log. The store's cursor (per repository, workflow and branch) records the
+runs whose jobs are all read and the jobs read in unfinished runs; it is saved after every run and
+when the import stops, so a second import asks only for the run list, and an interrupted one
+resumes where it stopped. From files: a log, a directory of logs, or GitHub's run-log zip.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from ci_budget.history.imports import (
+    JobInfo,
+    add_job,
+    block_key,
+    model_estimates,
+    partition_sizes,
+    seed,
+    stamp_date,
+)
+from ci_budget.history.logs import LogTimings, excerpt, parse_log
+from ci_budget.history.model import History, ImportCursor, RunMark
+from ci_budget.workspace.log_files import log_sources
+
+SKIPPED = {"skipped", None}  # conclusions of jobs that ran nothing (None: never started)
+
+
+@dataclass
+class Summary:
+    runs: int = 0  # runs read completely this time
+    jobs: int = 0  # job logs read
+    samples: int = 0  # new samples
+    entries: int = 0  # timing entries read
+    problems: int = 0
+    stopped: str | None = None  # why the import stopped early; None when it finished
+    lines: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """Counts on one rewritten line on a terminal; plain lines (one per run) elsewhere."""
+
+    def __init__(self, stream=None, tty: bool | None = None, every: float = 0.2):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.every, self._last, self._shown = every, 0.0, False
+
+    def counts(self, text: str, force: bool = False) -> None:
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if force or now - self._last >= self.every:
+            self._last = now
+            self.stream.write(f"\r\x1b[K{text}")
+            self.stream.flush()
+            self._shown = True
+
+    def line(self, text: str) -> None:
+        if self.tty and self._shown:
+            self.stream.write("\r\x1b[K")
+            self._shown = False
+        print(text, file=self.stream, flush=True)
+
+    def done(self) -> None:
+        if self.tty and self._shown:
+            self.stream.write("\n")
+            self._shown = False
+
+
+def parse_since(text: str | None, today: date) -> date | None:
+    """`30d` (days back from today) or an ISO date."""
+    if not text:
+        return None
+    if text.endswith("d") and text[:-1].isdigit():
+        return today - timedelta(days=int(text[:-1]))
+    return date.fromisoformat(text)
+
+
+def job_label(job: JobInfo) -> str:
+    return f"job {job.id} {excerpt(job.name)}"
+
+
+# --- from GitHub ---------------------------------------------------------------------------------
+@dataclass
+class GitHubImport:
+    workflow: str
+    branch: str | None = None
+    since: date | None = None
+    max_runs: int | None = None
+    jobs: list[str] = field(default_factory=list)  # job-name globs; empty: every job
+    reserve: int = 50  # API requests to leave in the rate-limit window
+    suite: str | None = None  # force every sample into this suite
+
+
+def cursor_key(repo: str, workflow: str, branch: str | None) -> str:
+    return f"{repo}:{workflow}:{branch or '*'}"
+
+
+def import_github(
+    history: History,
+    actions,
+    request: GitHubImport,
+    save: Callable[[], None],
+    progress: Progress,
+    out: Summary | None = None,
+) -> Summary:
+    """Import the logs of the workflow's runs; `save()` writes the store (called after every run
+    and before returning or raising). Counts go to `out`, kept when GitHub stops the import."""
+    key = cursor_key(actions.repo, request.workflow, request.branch)
+    cursor = history.imports.setdefault(key, ImportCursor())
+    out = out if out is not None else Summary()
+    try:
+        _import_runs(history, actions, request, cursor, out, save, progress)
+    finally:
+        save()
+        progress.done()
+    return out
+
+
+def _import_runs(history, actions, request, cursor, out, save, progress) -> None:
+    listing = actions.list_runs(
+        request.workflow, request.branch, request.since, request.max_runs,
+        cursor.etag, cursor.etag_url,
+    )  # fmt: skip
+    if listing.not_modified:
+        progress.line(f"{request.workflow}: no new runs since the last import (304 Not Modified)")
+        return
+    todo = [r for r in reversed(listing.runs) if _new(cursor, r)]  # oldest first
+    progress.line(
+        f"{request.workflow}: {len(listing.runs)} completed run(s) listed, {len(todo)} to read"
+    )
+    done_jobs = set(cursor.jobs)
+    cursor.etag = None  # only a listing read to the end may answer "nothing new" next time
+    for number, run in enumerate(todo, start=1):
+        stop = _low_quota(actions, request.reserve)
+        if stop:
+            out.stopped = stop
+            break
+        complete = _import_run(history, actions, request, run, done_jobs, out, progress, number,
+                               len(todo))  # fmt: skip
+        if complete:
+            cursor.runs[run.id] = RunMark(attempt=run.attempt, created=run.created_at)
+            out.runs += 1
+        cursor.jobs = sorted(done_jobs)
+        save()
+        if out.stopped:
+            break
+    if not out.stopped and all(not _new(cursor, r) for r in listing.runs):
+        cursor.etag, cursor.etag_url = listing.etag, listing.url
+    _prune(cursor, listing.runs, request.since)
+    if out.stopped:
+        progress.line(f"stopped: {out.stopped}; run the same command again to resume")
+
+
+def _new(cursor: ImportCursor, run) -> bool:
+    mark = cursor.runs.get(run.id)
+    return mark is None or mark.attempt < run.attempt
+
+
+def _prune(cursor: ImportCursor, runs, since: date | None) -> None:
+    """Forget runs older than the listing window, and jobs of runs now complete."""
+    listed = {r.id for r in runs}
+    if since is not None:
+        start = datetime(since.year, since.month, since.day, tzinfo=timezone.utc)
+        for run_id, mark in list(cursor.runs.items()):
+            if run_id not in listed and mark.created is not None and mark.created < start:
+                del cursor.runs[run_id]
+
+
+def _low_quota(actions, reserve: int) -> str | None:
+    left = actions.rate_remaining()
+    if left is None or left[0] > reserve:
+        return None
+    when = datetime.fromtimestamp(left[1], timezone.utc).strftime("%H:%M UTC")
+    return f"{left[0]} API request(s) left until {when} (keeping {reserve} in reserve)"
+
+
+def _import_run(history, actions, request, run, done_jobs, out, progress, number, total) -> bool:
+    """Read a run's jobs; True when every job is read (or needs no reading)."""
+    jobs = actions.list_jobs(run.id)
+    sizes = partition_sizes([j.name for j in jobs])
+    complete, new_before = True, out.samples
+    wanted = [j for j in jobs if j.conclusion not in SKIPPED and _matches(j.name, request.jobs)]
+    for job in wanted:
+        if job.id in done_jobs:
+            continue
+        stop = _low_quota(actions, request.reserve)
+        if stop:
+            out.stopped, complete = stop, False
+            break
+        if _import_job(history, actions, request, job, sizes, out, progress):
+            done_jobs.add(job.id)
+        else:
+            complete = False
+        progress.counts(
+            f"runs {number}/{total}  jobs {out.jobs}  samples +{out.samples}  "
+            f"problems {out.problems}"
+        )
+    if complete:
+        done_jobs.difference_update(j.id for j in jobs)
+    when = run.created_at.date().isoformat() if run.created_at else "?"
+    if not progress.tty:
+        progress.line(
+            f"run {run.id} (attempt {run.attempt}, {when}, {run.conclusion}): "
+            f"{len(wanted)} job(s), +{out.samples - new_before} sample(s)"
+            + ("" if complete else ", incomplete")
+        )
+    return complete
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _import_job(history, actions, request, job, sizes, out, progress) -> bool:
+    """Read one job's log; True when done with it (imported, or its log is gone for good)."""
+    from ci_budget.github.actions import LogUnavailable
+
+    label = job_label(job)
+    try:
+        timings = parse_log(actions.job_log(job.id))
+    except LogUnavailable as exc:
+        out.problems += 1
+        progress.line(f"{label}: {exc.message}" + ("" if exc.final else "; will retry"))
+        return exc.final
+    out.jobs += 1
+    added = add_job(history, f"job:{job.id}", job, timings, sizes, request.suite)
+    out.samples += added.samples
+    out.entries += added.entries
+    if job.conclusion == "cancelled" and timings.blocks:
+        progress.line(f"{label}: cancelled; its TIMINGS block is kept ({added.entries} file(s))")
+    _report(label, timings, added.unplaced, out, progress)
+    return True
+
+
+def _report(label: str, timings: LogTimings, unplaced: list[str], out, progress) -> None:
+    for problem in timings.problems:
+        out.problems += 1
+        where = f" line {problem.line}" if problem.line else ""
+        progress.line(f"{label}{where}: {problem.message}")
+    if unplaced:
+        out.problems += 1
+        progress.line(
+            f"{label}: no suite for {len(unplaced)} file(s) (no run_suite command line and no "
+            "suite in the job name); pass --suite"
+        )
+
+
+# --- from files ---------------------------------------------------------------------------------
+def import_files(history: History, paths: list[Path], suite: str | None, progress) -> Summary:
+    out = Summary()
+    for path in paths:
+        if not path.exists():
+            out.problems += 1
+            progress.line(f"{path}: no such file or directory")
+            continue
+        for name, job_name, lines in log_sources(path):
+            try:
+                timings = parse_log(lines())
+            except OSError as exc:
+                out.problems += 1
+                progress.line(f"{name}: cannot read: {exc.strerror or exc}")
+                continue
+            out.jobs += 1
+            when = stamp_date(timings.last_stamp)
+            job = JobInfo(id=0, name=job_name, completed_at=when)
+            added = add_job(history, block_key(timings), job, timings, None, suite)
+            out.samples += added.samples
+            out.entries += added.entries
+            for problem in timings.problems:
+                out.problems += 1
+                where = f"{name}:{problem.line}" if problem.line else name
+                progress.line(f"{where}: {problem.message}")
+            if added.unplaced:
+                out.problems += 1
+                progress.line(f"{name}: no suite for {len(added.unplaced)} file(s); pass --suite")
+    return out
+
+
+def seed_from_model(history: History, path: Path, progress) -> int:
+    """Seed per-file estimates from a partition model file; returns how many are in use."""
+    import json
+
+    from ci_budget.cli.common import CliError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"--partition-model {path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise CliError(f"--partition-model {path}: not JSON: {exc}") from None
+    estimates, problems = model_estimates(data, source=path.name)
+    for problem in problems:
+        progress.line(f"{path}: {problem}")
+    if not estimates and problems:
+        raise CliError(f"--partition-model {path}: no usable estimates")
+    return seed(history, estimates)
+
+
+# --- the command -------------------------------------------------------------------------------
+def run_import(args, env=None, client=None, progress: Progress | None = None) -> int:
+    """`ci-budget history import-logs`: 0 done (problem lines may be printed), 1 GitHub stopped
+    the import (what was read is saved), 2 usage or input error."""
+    import os
+
+    from ci_budget.cli.common import CliError
+    from ci_budget.history.model import HistoryError, load_history, save_history
+
+    env = os.environ if env is None else env
+    progress = progress or Progress()
+    if bool(args.workflow) == bool(args.from_paths):
+        raise CliError("give either --workflow (read GitHub) or --from PATH (read files)")
+    if args.max_samples is not None and args.max_samples < 1:
+        raise CliError(f"--max-samples must be at least 1, not {args.max_samples}")
+    if args.max_runs is not None and args.max_runs < 1:
+        raise CliError(f"--max-runs must be at least 1, not {args.max_runs}")
+    try:
+        since = parse_since(args.since, datetime.now(timezone.utc).date())
+    except ValueError:
+        raise CliError(f"--since {args.since!r}: expected Nd (e.g. 30d) or YYYY-MM-DD") from None
+    try:
+        history = load_history(args.store, args.max_samples)
+    except HistoryError as exc:
+        raise CliError(str(exc)) from None
+    seeded = None
+    if args.partition_model is not None:
+        seeded = seed_from_model(history, args.partition_model, progress)
+    if args.from_paths:
+        out = import_files(history, args.from_paths, args.suite, progress)
+        save_history(args.store, history)
+        status = 2 if out.problems else 0
+    else:
+        out, status = _from_github(args, env, client, history, since, progress)
+    print(_summary(args.store, out, history, seeded))
+    return status
+
+
+def _from_github(args, env, client, history, since, progress) -> tuple[Summary, int]:
+    from ci_budget.github.actions import Actions
+    from ci_budget.github.client import GitHubError, client_from_env
+    from ci_budget.history.model import save_history
+
+    if client is None:
+        env = {**env, "GITHUB_REPOSITORY": args.repo} if args.repo else env
+        try:
+            client = client_from_env(env, token=args.token)
+        except GitHubError as exc:
+            from ci_budget.cli.common import CliError
+
+            raise CliError(exc.message) from None
+    request = GitHubImport(
+        workflow=args.workflow, branch=args.branch, since=since, max_runs=args.max_runs,
+        jobs=list(args.job), reserve=args.reserve, suite=args.suite,
+    )  # fmt: skip
+    actions = Actions(client)
+    out = Summary()
+    try:
+        import_github(history, actions, request, lambda: save_history(args.store, history),
+                      progress, out)  # fmt: skip
+    except GitHubError as exc:
+        progress.line(f"ci-budget history import-logs: {exc.message}")
+        progress.line(f"{args.store}: what was read is saved; run the same command again to resume")
+        return out, 1
+    print(f"{actions.api_requests} API request(s)")
+    return out, 0
+
+
+def _summary(store: Path, out: Summary, history: History, seeded: int | None) -> str:
+    text = (
+        f"{store}: {out.jobs} log(s) read, {out.entries} timing entr(ies), {out.samples} new "
+        f"sample(s), {out.problems} problem(s); {len(history.keys())} (file, suite) series"
+    )
+    if seeded is not None:
+        text += f"; {seeded} partition-model estimate(s) in use"
+    return text

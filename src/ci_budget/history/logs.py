@@ -1,0 +1,226 @@
+"""Per-file timings from CI job logs: the TIMINGS blocks sglang's run_suite.py prints. Pure.
+
+A block is one JSON object per executed file between two marker lines; GitHub prefixes every
+log line with a timestamp. A log may hold several blocks (a suite run twice in one job); a file
+seen twice keeps its latest entry, as run_suite keeps only the latest attempt. A block cut off
+by the end of the log keeps its complete lines. Problems never stop the parse: each is one
+`Problem(line, message)`, and the rest of the log is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+BEGIN = "========== TIMINGS BEGIN =========="
+END = "========== TIMINGS END =========="
+
+_STAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
+_TIMEOUT = re.compile(r"TIMEOUT: (\S+) after ")
+_OPTION = {
+    "suite": re.compile(r"--suite[= ]+([\w.-]+)"),
+    "index": re.compile(r"--auto-partition-id[= ]+(\d+)"),
+    "size": re.compile(r"--auto-partition-size[= ]+(\d+)"),
+}
+# `name (3)` or `caller / name (3)`; matrix values in parentheses, comma separated
+_JOB = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<matrix>[^()]*)\))?\s*$")
+_WORKSPACE = re.compile(r"^/.*?/_?work/[^/]+/[^/]+/(?P<rel>.+)$")
+EXCERPT = 80
+
+
+@dataclass(frozen=True)
+class Entry:
+    file: str
+    status: str  # passed / failed / timeout
+    elapsed: float
+    line: int  # 1-based line of the entry in the log
+    suite: str | None = None  # from the run_suite command line before the block
+    partition: str | None = None  # "i/n"
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int  # 0: the log as a whole
+    message: str
+
+
+@dataclass
+class LogTimings:
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    blocks: int = 0
+    lines: int = 0
+    begin_stamps: list[str] = field(default_factory=list)  # GitHub's timestamp of each BEGIN
+    last_stamp: str | None = None  # the log's last timestamp: about when the job ended
+
+
+def split_stamp(line: str) -> tuple[str | None, str]:
+    """(GitHub's `2026-08-21T10:11:12.1234567Z` prefix or None, the rest without line end)."""
+    line = line.rstrip("\r\n")
+    found = _STAMP.match(line)
+    if not found:
+        return None, line
+    return found.group(0).lstrip("\ufeff").strip(), line[found.end() :]
+
+
+def excerpt(text: str) -> str:
+    """A short, escaped rendering of untrusted log text: no newlines, no workflow commands."""
+    short = text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+    return ascii(short)
+
+
+def job_suite(name: str) -> tuple[str | None, str | None]:
+    """(suite, matrix value) from a job name: `base-b-test-1-gpu-large (3)`, or the called
+    workflow's job after ` / ` (`caller / base-b-test-1-gpu-large (3)`)."""
+    last = name.rsplit(" / ", 1)[-1].strip()
+    found = _JOB.match(last)
+    suite = (found.group("name") if found else last).strip() or None
+    matrix = found.group("matrix") if found else None
+    if matrix is not None:
+        matrix = matrix.split(",")[0].strip() or None
+    return suite, matrix
+
+
+def repo_path(path: str) -> str:
+    """A checkout-absolute path (`/home/runner/work/r/r/test/x.py`) made repository-relative."""
+    found = _WORKSPACE.match(path)
+    return found.group("rel") if found else path
+
+
+def _entry(text: str) -> tuple[str, bool, float] | str:
+    """(file, passed, elapsed) or why the line is not a timing entry."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return f"not JSON ({exc.msg})"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    path, passed, elapsed = data.get("file"), data.get("passed"), data.get("elapsed")
+    if not isinstance(path, str) or not path.strip() or not path.isprintable():
+        return "'file' is not a path"
+    if not isinstance(passed, bool):
+        return "'passed' is not true/false"
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
+        return "'elapsed' is not a number"
+    if not math.isfinite(elapsed) or elapsed < 0:
+        return "'elapsed' is not a finite non-negative number"
+    return repo_path(path.strip()), passed, float(elapsed)
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.out = LogTimings()
+        self.latest: dict[str, Entry] = {}
+        self.timed_out: set[str] = set()
+        self.context: dict[str, str] = {}  # from the latest run_suite command line
+        self.in_command = False
+        self.block_start = 0  # line of the open block's BEGIN; 0 when none is open
+        self.block_entries = 0
+
+    def feed(self, number: int, raw: str) -> None:
+        stamp, text = split_stamp(raw)
+        if stamp:
+            self.out.last_stamp = stamp
+        stripped = text.strip()
+        if stripped == BEGIN:
+            self.out.begin_stamps.append(stamp or "")
+        if self.block_start:
+            self._in_block(number, stripped)
+            return
+        if stripped == BEGIN:
+            self._open(number)
+        elif stripped == END:
+            self.out.problems.append(Problem(number, "TIMINGS END without a BEGIN; ignored"))
+        else:
+            self._scan(stripped)
+
+    def _scan(self, text: str) -> None:
+        if "run_suite.py" in text:
+            self.context, self.in_command = {}, True
+        if self.in_command:
+            for key, pattern in _OPTION.items():
+                found = pattern.search(text)
+                if found:
+                    self.context[key] = found.group(1)
+            self.in_command = text.endswith("\\")  # the command goes on on the next line
+        timed = _TIMEOUT.search(text)
+        if timed:
+            self.timed_out.add(timed.group(1))
+
+    def _open(self, number: int) -> None:
+        self.block_start, self.block_entries = number, 0
+        self.out.blocks += 1
+
+    def _in_block(self, number: int, text: str) -> None:
+        if text == END:
+            self.block_start = 0
+            return
+        if text == BEGIN:
+            self._truncated(number)
+            self._open(number)
+            return
+        if not text:
+            return
+        parsed = _entry(text)
+        if isinstance(parsed, str):
+            self.out.problems.append(
+                Problem(number, f"not a timing entry: {parsed}: {excerpt(text)}")
+            )
+            return
+        path, passed, elapsed = parsed
+        self.block_entries += 1
+        status = "passed" if passed else "failed"
+        self.latest.pop(path, None)  # re-insert: the latest entry of a file goes last
+        self.latest[path] = Entry(path, status, elapsed, number, *self._suite())
+
+    def _suite(self) -> tuple[str | None, str | None]:
+        suite = self.context.get("suite")
+        index, size = self.context.get("index"), self.context.get("size")
+        partition = f"{index}/{size}" if index is not None and size is not None else index
+        return suite, partition
+
+    def _truncated(self, number: int) -> None:
+        self.out.problems.append(
+            Problem(
+                self.block_start,
+                f"TIMINGS block not closed before line {number} (log cut off?); "
+                f"kept its {self.block_entries} complete entries",
+            )
+        )
+
+    def finish(self, lines: int) -> LogTimings:
+        if self.block_start:
+            self._truncated(lines + 1)
+        out = self.out
+        out.lines = lines
+        for entry in self.latest.values():
+            if entry.status == "failed" and self._timed_out(entry.file):
+                entry = Entry(entry.file, "timeout", *_rest(entry))
+            out.entries.append(entry)
+        if not out.blocks:
+            out.problems.append(Problem(0, f"no TIMINGS block in {lines} lines"))
+        return out
+
+    def _timed_out(self, path: str) -> bool:
+        # run_suite's TIMEOUT line names the file as registered: absolute, or relative to test/
+        return any(_same_file(path, repo_path(name)) for name in self.timed_out)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _rest(entry: Entry) -> tuple:
+    return entry.elapsed, entry.line, entry.suite, entry.partition
+
+
+def parse_log(lines: Iterable[str]) -> LogTimings:
+    """Every TIMINGS entry of one job's log (latest per file) and every problem met."""
+    parser = _Parser()
+    number = 0
+    for number, raw in enumerate(lines, start=1):  # noqa: B007 - the count is used below
+        parser.feed(number, raw)
+    return parser.finish(number)

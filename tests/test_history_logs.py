@@ -1,0 +1,184 @@
+"""TIMINGS blocks from job logs: the parser on synthetic logs in the real format, samples from
+jobs, partition-model seeds, and `history import-logs --from` on files, directories and zips."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from synthlogs import Ran, job_log
+
+from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
+from ci_budget.history.logs import job_suite, parse_log
+from ci_budget.history.model import History, load_history
+from ci_budget.sharding.planners import weights_for
+
+T0 = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
+SUITE = "base-b-test-1-gpu-large"
+A, B, C = (f"test/registered/x/test_{n}.py" for n in "abc")
+
+
+def _parse(text: str):
+    return parse_log(text.splitlines())
+
+
+def test_block_with_timestamps_retries_and_a_timeout():
+    files = [Ran(A, 655), Ran(B, 300, retried=True), Ran(C, 1800, passed=False, timed_out=True)]
+    got = _parse(job_log(T0, SUITE, files, index=3, size=8))
+    assert got.problems == [] and got.blocks == 1
+    assert [(e.file, e.status, e.elapsed) for e in got.entries] == [
+        (A, "passed", 655.0),
+        (B, "passed", 300.0),
+        (C, "timeout", 1800.0),  # passed: false plus run_suite's final TIMEOUT line
+    ]
+    assert {(e.suite, e.partition) for e in got.entries} == {(SUITE, "3/8")}  # command line
+    assert got.begin_stamps[0].startswith("2026-08-21T") and got.last_stamp
+
+
+def test_two_blocks_keep_the_latest_entry_per_file():
+    got = _parse(job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], blocks=2))
+    assert got.blocks == 2 and got.problems == []
+    assert [(e.file, e.elapsed) for e in got.entries] == [(A, 101.0), (B, 201.0)]
+
+
+def test_truncated_log_keeps_complete_lines_and_says_so():
+    got = _parse(job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], cut_in_block=True))
+    assert [e.file for e in got.entries] == [A]
+    messages = [p.message for p in got.problems]
+    assert any("not a timing entry: not JSON" in m for m in messages)  # the half line
+    assert any("not closed" in m and "kept its 1 complete entries" in m for m in messages)
+
+
+def test_malformed_line_is_named_and_the_rest_kept():
+    text = job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], malformed='{"file": 5, "elapsed": 1}')
+    got = _parse(text)
+    assert [e.file for e in got.entries] == [A, B]
+    (problem,) = got.problems
+    lines = text.splitlines()
+    assert "::" not in problem.message.split(": ", 1)[0]
+    assert problem.message.startswith("not a timing entry: 'file' is not a path")
+    assert '{"file": 5' in lines[problem.line - 1]  # the line number points at it
+
+
+def test_untrusted_text_is_escaped_and_bad_values_refused():
+    bad = [
+        '{"file": "a.py\\n::error::x", "passed": true, "elapsed": 1}',
+        '{"file": "a.py", "passed": "yes", "elapsed": 1}',
+        '{"file": "a.py", "passed": true, "elapsed": -1}',
+        "::add-mask::secret\u2028",
+    ]
+    got = _parse(
+        "\n".join(
+            ["========== TIMINGS BEGIN ==========", *bad, "========== TIMINGS END =========="]
+        )
+    )
+    assert got.entries == [] and len(got.problems) == 4
+    assert all("\n" not in p.message and "\u2028" not in p.message for p in got.problems)
+
+
+def test_no_block_and_stray_end():
+    got = _parse("2026-08-21T10:00:00.0000000Z hello\n========== TIMINGS END ==========\n")
+    assert got.entries == []
+    assert [p.message for p in got.problems] == [
+        "TIMINGS END without a BEGIN; ignored",
+        "no TIMINGS block in 2 lines",
+    ]
+
+
+def test_job_names_give_suite_and_partition():
+    assert job_suite("base-b-test-1-gpu-large (3)") == (SUITE, "3")
+    assert job_suite(f"{SUITE} / {SUITE} (3)") == (SUITE, "3")  # a reusable workflow's job
+    assert job_suite("unit-test-backend-1-gpu (0, 1-gpu-runner)") == (
+        "unit-test-backend-1-gpu",
+        "0",
+    )
+    assert job_suite("check-changes") == ("check-changes", None)
+    names = [f"{SUITE} ({i})" for i in range(4)] + ["check-changes"]
+    assert partition_sizes(names) == {SUITE: 4}
+
+
+def test_job_samples_carry_the_jobs_record_and_are_idempotent():
+    history = History()
+    job = JobInfo(id=77, name=f"{SUITE} (1)", conclusion="success", head_sha="f" * 40,
+                  runner_name="h100-7", labels=("self-hosted", "1-gpu-large"), completed_at=T0)  # fmt: skip
+    timings = _parse(job_log(T0, SUITE, [Ran(A, 655)], echo_command=False))
+    added = add_job(history, "job:77", job, timings, {SUITE: 4})
+    assert added.samples == 1 and add_job(history, "job:77", job, timings, {SUITE: 4}).samples == 0
+    (sample,) = history.samples(A, SUITE)
+    assert (sample.partition, sample.host, sample.commit, sample.date) == (
+        "1/4",
+        "h100-7",
+        "f" * 40,
+        T0,
+    )
+    assert sample.labels == ["self-hosted", "1-gpu-large"] and sample.run == "job:77"
+
+
+def test_partition_model_seeds_only_where_nothing_was_measured():
+    model = {"est": {SUITE: {A: 400, B: 90.5, C: "slow"}}, "fit": {}, "n_runs": 12}
+    estimates, problems = model_estimates(model, "model.json")
+    assert problems == [f"est.{SUITE}.{C}: not a number of seconds: 'slow'"]
+    history = History()
+    add_job(history, "job:1", JobInfo(1, SUITE), _parse(job_log(T0, SUITE, [Ran(A, 650)])))
+    assert seed(history, estimates) == 1  # A has a sample; B is seeded
+    assert history.estimate(A, SUITE) is None and history.estimate(B, SUITE) == 90.5
+    from ci_budget.models import Registration
+
+    regs = [Registration(file=f, line=1, function="register_cuda_ci", backend="cuda", est_time=10,
+                         suite=SUITE, stage="base-b", runner_config="1-gpu-large") for f in (A, B, C)]  # fmt: skip
+    assert [s for _, s in weights_for(regs, history)] == [650.0, 90.5, 10.0]
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "history", "import-logs", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=60)  # fmt: skip
+
+
+def test_from_files_directory_and_zip(tmp_path: Path):
+    logs = tmp_path / "logs"
+    (logs / f"{SUITE} (0)").mkdir(parents=True)
+    full = job_log(T0, SUITE, [Ran(A, 655), Ran(B, 100)], echo_command=False)
+    (logs / f"0_{SUITE} (0).txt").write_text(full)
+    # the same block again as the step's own log inside the job folder: added once
+    (logs / f"{SUITE} (0)" / "5_Run test.txt").write_text(full)
+    (logs / "1_check-changes.txt").write_text("2026-08-21T10:00:00.0000000Z nothing here\n")
+    truncated = job_log(T0, SUITE, [Ran(C, 30), Ran(B, 1)], index=1, size=2, cut_in_block=True)
+    (logs / f"2_{SUITE} (1).txt").write_text(truncated)
+    store = tmp_path / "h.json"
+    proc = _cli("--from", str(logs), "--store", str(store), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr  # some logs had problems; the rest is kept
+    assert "1_check-changes.txt: no TIMINGS block in 1 lines" in proc.stderr
+    assert f"2_{SUITE} (1).txt:" in proc.stderr and "not closed" in proc.stderr
+    history = load_history(store)
+    assert [s.elapsed for s in history.samples(A, SUITE)] == [655.0]
+    assert history.samples(C, SUITE)[0].partition == "1/2"
+    assert "3 new sample(s)" in proc.stdout
+    again = _cli("--from", str(logs), "--store", str(store), cwd=tmp_path)
+    assert "0 new sample(s)" in again.stdout
+    archive = tmp_path / "run-logs.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(f"0_{SUITE} (0).txt", full)
+        zf.writestr("3_other (0).txt", job_log(T0, "base-a-test-cpu", [Ran(A, 5)]))
+    zipped = _cli("--from", str(archive), "--store", str(store), cwd=tmp_path)
+    assert zipped.returncode == 0, zipped.stderr
+    assert "1 new sample(s)" in zipped.stdout  # only the cpu suite's A is new
+    assert load_history(store).samples(A, "base-a-test-cpu")[0].elapsed == 5.0
+
+
+def test_from_needs_a_suite_when_nothing_names_one(tmp_path: Path):
+    log = tmp_path / "job.log"
+    log.write_text(job_log(T0, SUITE, [Ran(A, 10)], echo_command=False).replace(" ", " ", 0))
+    store = tmp_path / "h.json"
+    # the file name is the only job name there is: it becomes the suite unless --suite says
+    proc = _cli("--from", str(log), "--store", str(store), "--suite", SUITE, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert load_history(store).samples(A, SUITE)
+    seeded = tmp_path / "model.json"
+    seeded.write_text(json.dumps({"est": {SUITE: {B: 77}}}))
+    proc = _cli("--from", str(log), "--store", str(store), "--partition-model", str(seeded),
+                cwd=tmp_path)  # fmt: skip
+    assert "1 partition-model estimate(s) in use" in proc.stdout
