@@ -222,10 +222,8 @@ def test_unknown_suite_is_compared_with_the_largest_budget_and_noted():
     report = build_report(regs, [run(res("t/a.py", 250, suite="weird"))], CONFIG)
     (line,) = report.lines
     assert (line.suite, line.est_time, line.line) == ("weird", 300, 3)
-    assert report.notes == [
-        f"`t/a.py` ran in suite `weird`, which it does not register; "
-        f"compared with its `{SUITE}` budget (300s)"
-    ]
+    (note,) = report.notes  # the wording is the renderer's; the facts are pinned
+    assert "t/a.py" in note and "weird" in note and SUITE in note and "(300s)" in note
 
 
 def test_equal_budgets_in_several_suites_pick_the_last_suite_by_name():
@@ -269,10 +267,9 @@ def test_retried_shard_later_result_wins():
     lines = lines_by_file(report)
     assert (lines["t/a.py"].status, lines["t/a.py"].measured) == ("failed", 130)
     assert (lines["t/b.py"].status, lines["t/b.py"].measured) == ("ok", 60)
-    assert report.notes == [
-        f"`t/a.py` ({SUITE}) appears in more than one result file; kept the failed one",
-        f"`t/b.py` ({SUITE}) appears in more than one result file; kept the passed one",
-    ]
+    first_note, second_note = report.notes
+    assert "t/a.py" in first_note and first_note.endswith("kept the failed one")
+    assert "t/b.py" in second_note and second_note.endswith("kept the passed one")
 
 
 def test_kept_result_brings_its_own_runner():
