@@ -55,7 +55,36 @@ def test_ci_budget_toml_wins_over_pyproject(tmp_path):
     ("text", "expected"),
     [
         ("[thresholds]\nnear = 'high'\n", "ci-budget.toml: thresholds.near:"),
-        ("unknown-key = 1\n", "ci-budget.toml: unknown-key: Extra inputs are not permitted"),
+        ("unknown-key = 1\n", "ci-budget.toml: unknown-key: unknown key"),
+        (
+            "test_globs = ['x']\n",
+            "ci-budget.toml: test_globs: unknown key; did you mean `test-globs`?",
+        ),
+        (
+            "[github]\nrun_drafts = true\n",
+            "ci-budget.toml: github.run_drafts: unknown key; did you mean `run-drafts`?",
+        ),
+        ("not_a_key = 1\n", "ci-budget.toml: not_a_key: unknown key"),
+        (
+            "[stage-timeouts]\nbase-b = -5\n",
+            "ci-budget.toml: stage-timeouts.base-b: Input should be greater than 0",
+        ),
+        (
+            "[stage-timeouts]\nbase-b = 0\n",
+            "ci-budget.toml: stage-timeouts.base-b: Input should be greater than 0",
+        ),
+        (
+            "[thresholds]\nnear = 1.5\nover = 1.0\n",
+            "ci-budget.toml: thresholds: near (1.5) must be below over (1)",
+        ),
+        (
+            "[thresholds]\nnear = 1.0\n",
+            "ci-budget.toml: thresholds: near (1) must be below over (1)",
+        ),
+        (
+            "[thresholds]\nstale = 0.9\n",
+            "ci-budget.toml: thresholds: stale (0.9) must be below near (0.8)",
+        ),
         ("file-timeout = -3\n", "ci-budget.toml: file-timeout"),
         ("[runner-configs.x]\ngpus = -1\n", "ci-budget.toml: runner-configs.x.gpus:"),
         ("mode = [\n", "ci-budget.toml: invalid TOML"),
@@ -79,3 +108,27 @@ def test_explicit_config_path(tmp_path):
     path = tmp_path / "elsewhere.toml"
     path.write_text("test-globs = ['tests/**/*.py']\n")
     assert load_config(tmp_path, path).test_globs == ["tests/**/*.py"]
+
+
+def test_snake_case_gets_no_suggestion_for_an_unknown_name(tmp_path):
+    (tmp_path / "ci-budget.toml").write_text("not_a_key = 1\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    assert "did you mean" not in str(exc.value)
+
+
+def test_bad_stage_timeout_is_a_one_line_cli_error(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = -5\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "scan", "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"ci-budget scan: {tmp_path / 'ci-budget.toml'}: stage-timeouts.base-b: "
+        "Input should be greater than 0"
+    ]

@@ -1,6 +1,7 @@
 """Settings: zero config follows sglang's conventions; `[tool.ci-budget]` or `ci-budget.toml` overrides.
 
-Keys are written kebab-case in TOML (`runner-configs`); snake_case is accepted too.
+Keys are written kebab-case in TOML (`runner-configs`); a snake_case key is an error that
+names the kebab-case spelling. Python code may build sections by field name.
 """
 
 from __future__ import annotations
@@ -8,9 +9,16 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,6 +96,15 @@ class Thresholds(Section):
     margin: float = Field(0.2, ge=0)  # suggestion = measured * (1 + margin), rounded up
     round_to: int = Field(10, ge=1)  # suggestions are multiples of this many seconds
 
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        # Out of order, a band is empty and a status can never show: say so instead.
+        if self.near >= self.over:
+            raise ValueError(f"near ({self.near:g}) must be below over ({self.over:g})")
+        if self.stale >= self.near:
+            raise ValueError(f"stale ({self.stale:g}) must be below near ({self.near:g})")
+        return self
+
 
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
@@ -109,6 +126,9 @@ class PlannerSettings(Section):
     max_shards: int = Field(64, ge=1)
 
 
+Minutes = Annotated[float, Field(gt=0)]
+
+
 class Config(Section):
     test_globs: list[str] = Field(default_factory=lambda: ["test/registered/**/*.py"])
     exclude: list[str] = Field(default_factory=lambda: ["conftest.py", "__init__.py"])
@@ -117,7 +137,7 @@ class Config(Section):
         default_factory=lambda: dict(DEFAULT_REGISTER_FUNCTIONS)
     )
     runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
-    stage_timeouts: dict[str, float] = Field(default_factory=dict)  # minutes
+    stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)
     default_stage_timeout: float = Field(60.0, gt=0)  # minutes
     thresholds: Thresholds = Field(default_factory=Thresholds)
     file_timeout: Literal["sglang"] | float = "sglang"
@@ -170,18 +190,29 @@ class ConfigError(Exception):
 CONFIG_FILE = "ci-budget.toml"
 
 
+def _message(err) -> str:
+    last = str(err["loc"][-1]) if err["loc"] else ""
+    known = {_kebab(name) for cls in Section.__subclasses__() for name in cls.model_fields}
+    if err["type"] == "extra_forbidden" and _kebab(last) in known:
+        return f"unknown key; did you mean `{_kebab(last)}`? (keys are kebab-case)"
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    return err["msg"].removeprefix("Value error, ")
+
+
 def _format_validation(source: str, prefix: str, exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"])
         where = f"{prefix}.{key}" if prefix else key
-        lines.append(f"{source}: {where}: {err['msg']}")
+        lines.append(f"{source}: {where or prefix or '(top level)'}: {_message(err)}")
     return "\n".join(lines)
 
 
 def parse_config(data: dict, source: str, prefix: str = "") -> Config:
     try:
-        return Config.model_validate(data)
+        # Files are read by alias only, so a snake_case key is reported, not quietly taken.
+        return Config.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
         raise ConfigError(_format_validation(source, prefix, exc)) from None
 
