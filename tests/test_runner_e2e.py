@@ -131,7 +131,8 @@ def run_cli(root: Path, *args: str) -> tuple[int, RunResults, str]:
 
 
 def wait_for_file(path: Path) -> str:
-    for _ in range(200):
+    deadline = time.monotonic() + 60  # a loaded machine can take many seconds to start pytest
+    while time.monotonic() < deadline:
         if path.exists() and path.read_text():
             return path.read_text()
         time.sleep(0.05)
@@ -314,6 +315,7 @@ def test_results_written_after_each_file_and_sigterm_cleans_up(tmp_path, monkeyp
     assert not alive(grandchild)
     timed, hang = RunResults.model_validate_json(out.read_text()).files
     assert timed.status == "passed"
-    assert hang.status == "crashed" and "interrupted" in hang.message
+    assert hang.status == "cancelled" and hang.message.startswith("cancelled after")
+    assert hang.message.endswith("(SIGTERM)")
     assert hang.in_flight == "test/registered/test_hang.py::TestHang::test_hang"
     assert hang.classes[0].complete and hang.classes[0].passed == 1

@@ -2,29 +2,83 @@
 
 Killing the process group is not enough: a test may start a server that calls setsid() (new
 session, new group) and ignores SIGTERM, and once its parent exits it is re-parented to init, so
-the parent chain is gone too. Three nets, each catching what the others can miss:
+the parent chain is gone too. Four nets, each catching what the others can miss:
 1. the process group of the file's process (it starts in a new session, pgid == pid);
 2. every descendant seen while the file runs, recorded by polling /proc (pid + start time, so a
    recycled pid is never killed by mistake);
 3. a per-file token in the environment (CI_BUDGET_RUN_TOKEN=<uuid>), inherited by every
    descendant unless it rewrites its environment; /proc/<pid>/environ shows it even after
-   setsid() and re-parenting.
+   setsid() and re-parenting;
+4. the runner is a child subreaper (Linux prctl): an orphaned descendant is re-parented to the
+   runner instead of init, so one started through `sh -c "env -i python ... &"` that calls
+   setsid() (no group, no token, its parent gone before a poll saw it) is still the runner's
+   child. Files run one at a time, so a child adopted while a file runs is that file's.
 Processes are killed with SIGTERM, given a short grace, then SIGKILLed, and the scan repeats
 until nothing carrying the token or recorded as a descendant is left alive.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 TOKEN_VAR = "CI_BUDGET_RUN_TOKEN"
 PROC = Path("/proc")
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def _prctl(option: int, arg) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(option, arg, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def child_subreaper() -> Iterator[bool]:
+    """Make this process a child subreaper for the block (Linux); yields whether it is one.
+    The previous setting is restored after, so a long-lived caller is left as it was."""
+    if not sys.platform.startswith("linux"):
+        yield False
+        return
+    try:
+        before = ctypes.c_int(0)
+        _prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(before))
+        enabled = _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
+    except (OSError, AttributeError):  # no libc prctl: the other nets still apply
+        yield False
+        return
+    try:
+        yield enabled
+    finally:
+        if enabled and not before.value:
+            _prctl(PR_SET_CHILD_SUBREAPER, 0)
+
+
+def _children_of(parent: int) -> dict[int, int]:
+    """pid -> start time of the live children of `parent`."""
+    found = {}
+    for pid in _pids():
+        st = _stat(pid)
+        if st is not None and st[0] == parent and st[1] not in ("Z", "X"):
+            found[pid] = st[2]
+    return found
+
+
+def reap(pids) -> None:
+    """Collect the exit status of adopted children that died, so no zombie is left."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass
 
 
 def _stat(pid: int) -> tuple[int, str, int] | None:
@@ -61,6 +115,8 @@ class ProcessTree:
         self.token = uuid.uuid4().hex
         self._needle = f"{TOKEN_VAR}={self.token}".encode() + b"\0"
         self.known: dict[int, int] = {}  # pid -> start time
+        # Our children from before this file (other work of the caller): never adopted.
+        self._foreign = _children_of(os.getpid())
         full_env = dict(env)
         full_env[TOKEN_VAR] = self.token
         self.proc = subprocess.Popen(
@@ -75,7 +131,8 @@ class ProcessTree:
         self.pgid = self.proc.pid
 
     def record_descendants(self) -> None:
-        """Remember every process whose parent chain leads to the file's process."""
+        """Remember every process whose parent chain leads to the file's process, or to an
+        orphan of it that this (subreaper) process adopted."""
         table = {}
         for pid in _pids():
             st = _stat(pid)
@@ -84,7 +141,14 @@ class ProcessTree:
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
-        stack = [self.proc.pid]
+        me = os.getpid()
+        adopted = [
+            pid
+            for pid in children.get(me, ())
+            if pid != self.proc.pid and self._foreign.get(pid) != table[pid][2]
+        ]
+        # Once reaped, the file's pid may be reused by a stranger: walk only what is ours.
+        stack = adopted + ([self.proc.pid] if self.proc.returncode is None else [])
         while stack:
             pid = stack.pop()
             if pid in table:
@@ -99,6 +163,7 @@ class ProcessTree:
 
     def survivors(self) -> list[int]:
         """Live processes of this file other than the reaped main process."""
+        self.record_descendants()  # children adopted since the last poll count too
         me = os.getpid()
         found = set()
         for pid, start in self.known.items():
@@ -110,6 +175,7 @@ class ProcessTree:
                 found.add(pid)
         if self.proc.returncode is not None:
             found.discard(self.proc.pid)
+        reap(pid for pid in self.known if pid != self.proc.pid)
         return sorted(found)
 
     def _signal_all(self, sig: int) -> None:

@@ -27,7 +27,7 @@ from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 from ci_budget.results import timings
 from ci_budget.runner.environment import scrubbed_env
-from ci_budget.runner.proctree import ProcessTree
+from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.sharding.planners import plan
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
@@ -292,8 +292,9 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     result = _result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
     if interrupted is not None:
-        result.status = "crashed"
-        result.message = f"interrupted after {elapsed:.0f}s ({type(interrupted).__name__})"
+        result.status = "cancelled"
+        how = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
+        result.message = f"cancelled after {elapsed:.0f}s ({how})"
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         note = f"killed {len(stragglers)} leftover process(es) after the file ended"
@@ -416,7 +417,7 @@ def run_jobs(
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
-        with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp, child_subreaper():
             plugin_dir = prepare_plugin_dir(Path(tmp)) if opts.mode == "pytest" else None
             _run_all(jobs, results, opts, plugin_dir, say)
     except Interrupted as exc:
