@@ -253,3 +253,24 @@ def test_stale_budget_is_never_suggested_upwards():
     lines = {line.file: line for line in build_report(regs, [run], Config()).lines}
     assert lines["t/a.py"].status == "stale" and lines["t/a.py"].suggestion is None
     assert lines["t/b.py"].status == "stale" and lines["t/b.py"].suggestion == 120
+
+
+def test_cancelled_is_its_own_status_and_says_nothing_about_the_budget():
+    line = one(790, 2000, "cancelled", message="cancelled after 2000s (SIGTERM)")
+    assert (line.status, line.suggestion) == ("cancelled", None)
+    assert (
+        worst_status(
+            build_report([reg("t/a.py", 790)], [run(result("t/a.py", 5, "cancelled"))], CONFIG)
+        )
+        == "ok"
+    )
+
+
+def test_timeout_note_does_not_repeat_the_runner_message():
+    line = one(
+        790, 1800.0, "timeout", timeout=1800.0, message="timed out after 1800s in t/a.py::T::x"
+    )
+    assert line.message.count("timed out after") == 1
+    assert line.message.endswith("est_time=2160 is a lower bound (the real run time is unknown)")
+    bare = one(790, 1800.0, "timeout", timeout=1800.0)  # results from elsewhere: say it once
+    assert bare.message.startswith("timed out after 1800s; est_time=2160")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 SCHEMA_VERSION = 1
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled", "not-run"]
-BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "not-run"]
+BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "cancelled", "not-run"]
 
 
 class Data(BaseModel):

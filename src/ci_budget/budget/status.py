@@ -22,7 +22,8 @@ from ci_budget.models import (
 )
 
 # Worst first; also the order of the report's tables.
-STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "not-run")
+# `cancelled`: someone stopped the run (SIGINT/SIGTERM); it says nothing about the budget.
+STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "cancelled", "not-run")
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
 ATTENTION = STATUS_ORDER[: _RANK["near"]]  # timed out, over or failed: never cut from a report
 WORTH_A_WORD = STATUS_ORDER[: _RANK["near"] + 1]  # what `worst_status` reports; else "ok"
@@ -36,6 +37,8 @@ def budget_status(file_status: str, ratio: float | None, config: Config) -> str:
         return "timeout"
     if file_status in ("failed", "crashed"):
         return "failed"
+    if file_status == "cancelled":
+        return "cancelled"
     if file_status == "not-run" or ratio is None:
         return "not-run"
     if ratio > t.over:
@@ -138,10 +141,9 @@ def budget_line(
         if status == "timeout":
             floor = max(measured, result.timeout or 0.0)
             suggestion = suggest(floor, config)
-            note = (
-                f"timed out after {floor:.0f}s; est_time={suggestion} is a lower bound "
-                "(the real run time is unknown)"
-            )
+            note = f"est_time={suggestion} is a lower bound (the real run time is unknown)"
+            if not (message or "").startswith("timed out"):  # the runner's message says it
+                note = f"timed out after {floor:.0f}s; {note}"
             message = f"{message}; {note}" if message else note
         else:
             suggestion = suggest(measured, config)

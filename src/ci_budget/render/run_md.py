@@ -31,6 +31,7 @@ GROUP_LOOK = {
     "near": ("🟡 Near budget", 7, 5, "near files"),
     "stale": ("💤 Budget far above measured time", 6, 1, "stale files"),
     "ok": ("✅ Within budget", 3, 1, "ok files"),
+    "cancelled": ("⏹️ Cancelled", 4, 1, "cancelled files"),
     "not-run": ("⚪ Not run", 4, 1, "not-run files"),
 }
 # The attention statuses share one table; every other status has its own, in STATUS_ORDER.

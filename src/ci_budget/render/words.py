@@ -19,6 +19,7 @@ _LOOK = {
     "near": ("near", "🟡", "near"),
     "stale": ("stale", "💤", "stale"),
     "ok": ("ok", "✅", "ok"),
+    "cancelled": ("cancelled", "⏹️", "cancelled"),
     "not-run": ("not run", "⚪", "not run"),
 }
 assert tuple(_LOOK) == STATUS_ORDER, "every status needs its words, in STATUS_ORDER"
