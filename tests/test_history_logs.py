@@ -3,6 +3,7 @@ jobs, partition-model seeds, and `history import-logs --from` on files, director
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from synthlogs import Ran, job_log
 
+from ci_budget.cli.history_import import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History, load_history
@@ -182,3 +184,21 @@ def test_from_needs_a_suite_when_nothing_names_one(tmp_path: Path):
     proc = _cli("--from", str(log), "--store", str(store), "--partition-model", str(seeded),
                 cwd=tmp_path)  # fmt: skip
     assert "1 partition-model estimate(s) in use" in proc.stdout
+
+
+def test_progress_rewrites_one_line_on_a_terminal_and_prints_lines_elsewhere():
+    term = io.StringIO()
+    progress = Progress(term, tty=True, every=0)
+    progress.counts("runs 1/2")
+    progress.line("job 1: a problem")
+    progress.counts("runs 2/2")
+    progress.done()
+    assert term.getvalue() == (
+        "\r\x1b[Kruns 1/2\r\x1b[Kjob 1: a problem\n\r\x1b[Kruns 2/2\r\x1b[Kruns 2/2\n"
+    )
+    plain = io.StringIO()
+    progress = Progress(plain, tty=False)
+    progress.counts("runs 1/2")
+    progress.line("run 7 (attempt 1): 10 job(s)")
+    progress.done()
+    assert plain.getvalue() == "run 7 (attempt 1): 10 job(s)\n"

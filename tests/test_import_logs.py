@@ -162,7 +162,7 @@ def test_import_builds_the_store_within_the_request_bound(imported):
     # one clear line per job problem, naming the job; the rest is imported
     assert "line" in err and "not closed" in err and "(3)'" in err  # the truncated log
     assert "cancelled; its TIMINGS block is kept" in err
-    assert "gone (GitHub answered 410)" in err
+    assert "(4)': log gone (GitHub answered 410)" in err
     assert f"{jobs - 1} log(s) read" in out
 
 
@@ -212,15 +212,25 @@ def test_interrupted_import_resumes_where_it_stopped(six_days, tmp_path):
     assert load_history(store).stats(f"{R}test_0.py", SUITE).n == 6
 
 
-def test_low_rate_limit_stops_cleanly_and_logs_never_see_the_token(six_days, tmp_path):
+def test_cli_stops_cleanly_on_a_low_rate_limit_and_logs_never_see_the_token(six_days, tmp_path):
     standin, counts = six_days
     standin.state.rate = RateWindow(limit=1000, remaining=80, reset=int(time.time()) + 900)
-    store = tmp_path / "h.json"
-    code, out, err = _import(standin, store, reserve=50)
-    assert code == 0 and "stopped: 50 API request(s) left" in err
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.update(GITHUB_API_URL=standin.url, GITHUB_REPOSITORY=standin.state.repo,
+               GITHUB_TOKEN=INSTALLATION_TOKEN)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "history", "import-logs", "--workflow", WORKFLOW,
+         "--branch", "main", "--job", "*-test-* (*)", "--store", str(tmp_path / "h.json")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "stopped: 50 API request(s) left until" in proc.stderr
+    assert "run the same command again to resume" in proc.stderr
     assert standin.state.rate.remaining == 50
-    # the stand-in records a credential sent to the log host as invalid (checked by the fixture)
-    assert all(c["status"] == 200 for c in standin.calls("logs/download"))
+    assert INSTALLATION_TOKEN not in proc.stdout + proc.stderr
+    # a credential sent to the log host is recorded as invalid (the fixture checks none was)
+    downloads = standin.calls("logs/download")
+    assert downloads and all(c["status"] == 200 for c in downloads)
 
 
 def _registered(repo: Path, est: dict[str, int]) -> None:

@@ -151,7 +151,8 @@ class State:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> State:
-        """Seed state from a JSON file (standalone mode): repo, identities, issues, roles, users."""
+        """Seed state from a JSON file (standalone mode): repo, identities, issues, roles, users,
+        workflow runs and their jobs (with their logs)."""
         state = cls(repo=data.get("repo", cls.repo))
         for token, ident in data.get("identities", {}).items():
             state.identities[token] = Identity(**ident)
@@ -160,6 +161,10 @@ class State:
         state.roles.update(data.get("roles", {}))
         state.users.update(data.get("users", []))
         state.max_body = int(data.get("max_body", state.max_body))
+        for run in data.get("runs", []):
+            state.runs[int(run["id"])] = WorkflowRun(**run)
+        for job in data.get("jobs", []):
+            state.jobs[int(job["id"])] = Job(**job)
         for c in data.get("comments", []):
             who = Identity(c["login"], int(c.get("user_id", 1)), c.get("user_type", "User"))
             state.add_comment(int(c["issue"]), who, c["body"])

@@ -86,7 +86,7 @@ def _add_import(actions) -> None:
     imp.add_argument("--token", default=None, help="GitHub token (default: $GITHUB_TOKEN)")
     imp.add_argument(
         "--reserve", type=int, default=50,
-        help="stop (resumably) when fewer API requests than this remain (default 50)",
+        help="stop (resumably) when this many API requests or fewer remain (default 50)",
     )  # fmt: skip
 
 

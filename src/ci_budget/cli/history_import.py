@@ -50,12 +50,13 @@ class Progress:
     def __init__(self, stream=None, tty: bool | None = None, every: float = 0.2):
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
-        self.every, self._last, self._shown = every, 0.0, False
+        self.every, self._last, self._shown, self._text = every, 0.0, False, ""
 
     def counts(self, text: str, force: bool = False) -> None:
         if not self.tty:
             return
         now = time.monotonic()
+        self._text = text
         if force or now - self._last >= self.every:
             self._last = now
             self.stream.write(f"\r\x1b[K{text}")
@@ -69,9 +70,9 @@ class Progress:
         print(text, file=self.stream, flush=True)
 
     def done(self) -> None:
-        if self.tty and self._shown:
-            self.stream.write("\n")
-            self._shown = False
+        if self.tty and self._text:
+            self.stream.write(f"\r\x1b[K{self._text}\n")  # the final counts
+            self._shown, self._text = False, ""
 
 
 def parse_since(text: str | None, today: date) -> date | None:

@@ -167,23 +167,23 @@ class Actions:
             yield from body.splitlines()
             return
         if status in (404, 410):
-            raise LogUnavailable(f"{what}: gone (GitHub answered {status})", status, final=True)
+            raise LogUnavailable(f"log gone (GitHub answered {status})", status, final=True)
         if status not in (301, 302, 303, 307) or "location" not in head:
             raise GitHubError(f"{what}: GitHub answered {status}: {_message(body)}", status)
-        yield from self._download(what, head["location"])
+        yield from self._download(head["location"])
 
-    def _download(self, what: str, location: str) -> Iterator[str]:
+    def _download(self, location: str) -> Iterator[str]:
         if self._session is None:
             self._session = self.client.download_session()
         try:
             resp = self._session.get(location, stream=True, timeout=60, allow_redirects=True)
         except OSError as exc:  # requests' errors are OSErrors
-            raise LogUnavailable(f"{what}: download failed: {exc}") from None
+            raise LogUnavailable(f"log download failed: {exc}") from None
         with resp:
             if resp.status_code != 200:
                 final = resp.status_code in (404, 410)
                 raise LogUnavailable(
-                    f"{what}: the download link answered {resp.status_code}",
+                    f"the log's download link answered {resp.status_code}",
                     resp.status_code,
                     final,
                 )
@@ -195,7 +195,7 @@ class Actions:
                     *lines, rest = text.split("\n")
                     yield from lines
             except OSError as exc:
-                raise LogUnavailable(f"{what}: the download broke off: {exc}") from None
+                raise LogUnavailable(f"the log download broke off: {exc}") from None
             rest += decoder.decode(b"", final=True)
             if rest:
                 yield rest
