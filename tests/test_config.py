@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ci_budget.config import ConfigError, load_config
+from ci_budget.config import ConfigError
+from ci_budget.workspace.project import load_config
 
 
 def test_zero_config_follows_sglang_conventions(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ci_budget.arch.flags import rows_for_files
-from ci_budget.config import load_config
+from ci_budget.workspace.project import load_config
 from ci_budget.workspace.scan import scan_tree
 
 pytest.importorskip("numpy", reason="the example model needs numpy")

@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -238,13 +237,11 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
     write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
     calls = []
 
-    def post_report(markdown, *, kind, pr, token, config):
+    def post_report(markdown, *, kind, pr, token, config, env):
         calls.append((markdown, kind, pr, token))
         raise RuntimeError(f"401 Bad credentials for token {token}")
 
-    module = types.ModuleType("ci_budget.github.client")
-    module.post_report = post_report
-    monkeypatch.setitem(sys.modules, "ci_budget.github.client", module)
+    monkeypatch.setattr("ci_budget.github.post.post_report", post_report)
     code = run_inprocess(
         monkeypatch, tmp_path, "--results", "r.json", "--post", "--pr", "7", "--token", "s3cr3t",
         "--kind", "nightly",
@@ -255,15 +252,6 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
     assert calls == [(md, "nightly", 7, "s3cr3t")]
     assert "posting the comment failed: 401 Bad credentials for token ***" in err
     assert "s3cr3t" not in err
-
-
-def test_base_delegates_to_the_static_report(monkeypatch, tmp_path):
-    seen = []
-    module = types.ModuleType("ci_budget.cli.static_report")
-    module.run = lambda args: seen.append((args.base, args.history)) or 5
-    monkeypatch.setitem(sys.modules, "ci_budget.cli.static_report", module)
-    code = run_inprocess(monkeypatch, tmp_path, "--base", "origin/main", "--history", "h.json")
-    assert (code, seen) == (5, [("origin/main", "h.json")])
 
 
 def test_post_upserts_the_sticky_comment_on_a_local_github(tmp_path, github_standin):

@@ -1,4 +1,5 @@
-"""Settings: zero config follows sglang's conventions; `[tool.ci-budget]` or `ci-budget.toml` overrides.
+"""The configuration model: zero config follows sglang's conventions; `[tool.ci-budget]` or
+`ci-budget.toml` overrides (read by `workspace.project`; this module only validates).
 
 Keys are written kebab-case in TOML (`runner-configs`); a snake_case key is an error that
 names the kebab-case spelling. Python code may build sections by field name.
@@ -7,8 +8,6 @@ names the kebab-case spelling. Python code may build sections by field name.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -19,11 +18,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 
 def _kebab(name: str) -> str:
@@ -187,9 +181,6 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names file and key."""
 
 
-CONFIG_FILE = "ci-budget.toml"
-
-
 def _message(err) -> str:
     last = str(err["loc"][-1]) if err["loc"] else ""
     known = {_kebab(name) for cls in Section.__subclasses__() for name in cls.model_fields}
@@ -215,33 +206,3 @@ def parse_config(data: dict, source: str, prefix: str = "") -> Config:
         return Config.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
         raise ConfigError(_format_validation(source, prefix, exc)) from None
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-
-
-def load_config(root: Path, path: Path | None = None) -> Config:
-    """Explicit `path`, else `ci-budget.toml` at `root`, else `[tool.ci-budget]` in pyproject."""
-    if path is not None:
-        data = _read_toml(path)
-        if path.name == "pyproject.toml":
-            return parse_config(
-                data.get("tool", {}).get("ci-budget", {}), str(path), "[tool.ci-budget]"
-            )
-        return parse_config(data, str(path))
-    candidate = root / CONFIG_FILE
-    if candidate.is_file():
-        return parse_config(_read_toml(candidate), str(candidate))
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        section = _read_toml(pyproject).get("tool", {}).get("ci-budget")
-        if section is not None:
-            return parse_config(section, str(pyproject), "[tool.ci-budget]")
-    return Config()

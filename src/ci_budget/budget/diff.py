@@ -271,6 +271,8 @@ def build_static(
     base_commit: str = "",
     history: History | None = None,
     arch_rows: Sequence[ArchRow] = (),
+    arch_problems: Sequence[Problem] = (),
+    extra_notes: Sequence[str] = (),
 ) -> StaticReport:
     changes = diff_registrations(
         base.registrations, head.registrations, base_files, head_files, config
@@ -303,5 +305,6 @@ def build_static(
         est_delta=sum(s.delta for s in suites),
         gpu_seconds_delta=sum(s.gpu_seconds_delta or 0.0 for s in suites),
         risk=risk,
-        notes=report_notes,
+        notes=report_notes + list(extra_notes),
+        arch_problems=list(arch_problems),
     )

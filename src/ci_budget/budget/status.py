@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from ci_budget.config import Config
 from ci_budget.models import (
+    ArchRow,
     BudgetLine,
     FileResult,
     Problem,
@@ -196,8 +197,12 @@ def build_report(
     results: list[RunResults],
     config: Config,
     kind: str = "run",
+    *,
+    arch_rows: Iterable[ArchRow] = (),
+    arch_problems: Iterable[Problem] = (),
 ) -> Report:
-    """Join results to registrations by (path, suite). Shards of one suite simply add up."""
+    """Join results to registrations by (path, suite). Shards of one suite simply add up.
+    `arch_rows`/`arch_problems`: the guard tables of the reported files, checked by the caller."""
     join = _Join(_registrations(registrations))
     chosen: dict[tuple[str, str], tuple[FileResult, Registration | None, RunMeta]] = {}
     for run in results:
@@ -233,6 +238,8 @@ def build_report(
     if isinstance(registrations, RegistryScan):
         report.problems = [p for p in registrations.errors if p.file in files]
         report.warnings = [p for p in registrations.warnings if p.file in files] + report.warnings
+    report.arch_rows = list(arch_rows)
+    report.problems.extend(arch_problems)
     return report
 
 

@@ -1,4 +1,5 @@
-"""`ci-budget` command line. Each subcommand lives in its own module with `add_parser` and `run`.
+"""`ci-budget` command line. Each subcommand lives in its own module with `add_parser` (argparse)
+and `run`, which turns the arguments into `Settings` and options and makes one `app` call.
 
 Subcommand modules import only argparse at module level so `--help` stays fast; heavy imports
 (PyGithub, pydantic models, the runner) happen inside `run`.
@@ -38,12 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ci-budget {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"ci_budget.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"ci_budget.cli.{name}":
-                continue  # subcommand not shipped in this build
-            raise
+        module = importlib.import_module(f"ci_budget.cli.{name}")
         sub_parser = module.add_parser(sub)
         sub_parser.set_defaults(_module=module)
     return parser
@@ -55,11 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 2
-    from ci_budget.cli.common import CliError
+    from ci_budget.app.errors import AppError
 
     try:
         return int(args._module.run(args) or 0)
-    except CliError as exc:
+    except AppError as exc:
         print(f"ci-budget {args.command}: {exc}", file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ci_budget.app.errors import AppError as CliError  # noqa: F401 - until every command is an app call
 
-class CliError(Exception):
-    """A usage or input error: printed as one line, exit status 2 unless told otherwise."""
 
-    def __init__(self, message: str, status: int = 2):
-        super().__init__(message)
-        self.status = status
+def settings(args, **extra):
+    """The `Settings` of a subcommand with --root/--config (and --token where it has one)."""
+    from ci_budget.app.settings import Settings
+
+    return Settings(args.root, args.config, token=getattr(args, "token", None), **extra)
 
 
 def add_subcommand(sub, name: str, help: str, description: str, example: str):
@@ -41,34 +42,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def find_root(start: Path | None = None) -> Path:
-    """The nearest directory up from `start` holding a `ci-budget.toml` or a `.git` (the git top
-    level), else `start` itself. A `ci-budget.toml` marks a project inside a larger checkout."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "ci-budget.toml").is_file() or (candidate / ".git").exists():
-            return candidate
-    return here
-
-
-def resolve_root(args) -> Path:
-    if args.root is not None:
-        root = args.root.resolve()
-        if not root.is_dir():
-            raise CliError(f"--root {args.root}: not a directory")
-        return root
-    return find_root()
-
-
 def load(args):
     """(root, config) for a subcommand, with config errors turned into CLI errors."""
-    from ci_budget.config import ConfigError, load_config
-
-    root = resolve_root(args)
-    try:
-        return root, load_config(root, args.config)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
+    made = settings(args)
+    return made.root, made.config
 
 
 def add_history(parser: argparse.ArgumentParser) -> None:

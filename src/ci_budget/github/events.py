@@ -1,7 +1,8 @@
 """The runner environment and the event payload (an edge: reads environment and files).
 
-Works the same in an Actions job and a shell: every variable is optional here, and whoever uses
-the result decides what a missing one means.
+`runner_env` is the one place ci-budget reads the GitHub and runner variables. Works the same in
+an Actions job and a shell: every variable is optional here, and whoever uses the result decides
+what a missing one means.
 """
 
 from __future__ import annotations
@@ -14,6 +15,23 @@ from typing import Any
 
 MAX_EVENT_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 
+# Everything ci-budget reads from its environment (the tests' own environment is the runner's).
+VARIABLES = (
+    "GITHUB_ACTIONS",
+    "GITHUB_API_URL",
+    "GITHUB_EVENT_NAME",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_OUTPUT",
+    "GITHUB_REPOSITORY",
+    "GITHUB_RUN_ID",
+    "GITHUB_SERVER_URL",
+    "GITHUB_SHA",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_TOKEN",
+    "CI_BUDGET_COMMENT_LOGIN",
+    "RUNNER_LABELS",
+)
+
 
 @dataclass
 class RunnerEnv:
@@ -25,6 +43,10 @@ class RunnerEnv:
     sha: str | None = None
     run_id: str | None = None
     token: str | None = field(default=None, repr=False)  # never in a repr, a log or a message
+    runner_labels: str | None = None
+    # The variables as read, for the writers that take an environment mapping (outputs, step
+    # summary, the GitHub client); it holds the token, so it is never shown either.
+    values: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def run_url(self) -> str | None:
@@ -32,12 +54,24 @@ class RunnerEnv:
             return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
         return None
 
+    @property
+    def in_actions(self) -> bool:
+        return self.values.get("GITHUB_ACTIONS") == "true"
+
+    def with_token(self, token: str | None) -> RunnerEnv:
+        """The same environment with `token` (a --token argument) in place of GITHUB_TOKEN."""
+        if not token:
+            return self
+        values = dict(self.values, GITHUB_TOKEN=token)
+        return RunnerEnv(**{**self.__dict__, "token": token, "values": values})
+
 
 def runner_env(env: Mapping[str, str] | None = None) -> RunnerEnv:
     env = os.environ if env is None else env
+    values = {name: env[name] for name in VARIABLES if env.get(name)}
 
     def get(name: str) -> str | None:
-        return env.get(name) or None
+        return values.get(name) or None
 
     return RunnerEnv(
         event_name=get("GITHUB_EVENT_NAME"),
@@ -48,6 +82,8 @@ def runner_env(env: Mapping[str, str] | None = None) -> RunnerEnv:
         sha=get("GITHUB_SHA"),
         run_id=get("GITHUB_RUN_ID"),
         token=get("GITHUB_TOKEN"),
+        runner_labels=get("RUNNER_LABELS"),
+        values=values,
     )
 
 
@@ -74,3 +110,28 @@ def load_payload(event_name: str | None, path: str | None) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise EventError(f"{name}: {path} holds a JSON {type(payload).__name__}, not an object")
     return payload
+
+
+def pr_number(event_name: str | None, payload: Mapping[str, Any], path: str) -> int:
+    """The pull request an event is about, or EventError saying why there is none."""
+    name = event_name or "event"
+    pull = payload.get("pull_request")
+    if isinstance(pull, dict) and "number" in pull:
+        return int(pull["number"])
+    issue = payload.get("issue")
+    if isinstance(issue, dict) and "number" in issue:
+        if not issue.get("pull_request"):
+            raise EventError(f"{path}: {name}: issue #{issue['number']} is not a pull request")
+        return int(issue["number"])
+    run = payload.get("workflow_run")
+    if isinstance(run, dict):
+        pulls = run.get("pull_requests") or []
+        if pulls:
+            return int(pulls[0]["number"])
+        raise EventError(
+            f"{path}: {name}: workflow_run.pull_requests is empty (a fork PR, or not a PR run); "
+            "pass --pr N"
+        )
+    raise EventError(
+        f"{path}: {name}: no pull_request, issue or workflow_run in the payload; pass --pr N"
+    )

@@ -84,13 +84,8 @@ def load_results(patterns: list[str]) -> list[RunResults]:
 
 def load_json_reports(patterns: list[str]) -> list[RunResults]:
     """pytest-json-report files, converted by the runner's timings module."""
-    try:
-        from ci_budget.results.timings import file_results_from_json_report
-    except ImportError:
-        raise ResultsError(
-            "--json-report needs ci_budget.results.timings.file_results_from_json_report, "
-            "which this build does not have"
-        ) from None
+    from ci_budget.results.timings import file_results_from_json_report
+
     out = []
     for path in expand(patterns):
         files = stream_json_report(path)

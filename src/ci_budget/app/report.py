@@ -1,0 +1,172 @@
+"""Use case `report`: measured time against est_time, published to every sink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
+FAIL_ON = ("over", "timeout", "failed", "never")
+
+
+@dataclass
+class ReportOptions:
+    results: list[str] = field(default_factory=list)  # paths or globs of results files
+    json_reports: list[str] = field(default_factory=list)  # pytest-json-report files
+    out: Path = Path("ci-budget-report.md")
+    kind: str = "run"
+    format: str | None = None  # markdown / terminal / json; None: terminal on a tty
+    fail_on: str = "never"
+    post: bool = False
+    pr: int | None = None
+
+
+def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
+    """Build the report, write it everywhere; the exit status follows `fail_on`."""
+    from ci_budget.budget.status import build_report, worst_status
+    from ci_budget.render.run_md import markdown
+    from ci_budget.render.text import json_text, terminal
+    from ci_budget.workspace.scan import scan_tree
+
+    sink = sink or Sink(settings)
+    root, config = settings.root, settings.config
+    runs = load_runs(options)
+    rows, problems = measured_table_rows(settings, runs)
+    built = build_report(
+        scan_tree(root, config),
+        runs,
+        config,
+        kind=options.kind,
+        arch_rows=rows,
+        arch_problems=problems,
+    )
+    md = markdown(built)
+    sink.report_files(options.out, md, json_text(built))
+    fmt = options.format or ("terminal" if sink.isatty() else "markdown")
+    text = {
+        "markdown": lambda: md,
+        "terminal": lambda: terminal(built),
+        "json": lambda: json_text(built),
+    }[fmt]()
+    sink.echo(text)
+    sink.summary(md)
+    statuses = [line.status for line in built.lines]
+    sink.outputs(
+        {
+            "status": worst_status(built),
+            "over": statuses.count("over"),
+            "near": statuses.count("near"),
+            "timeouts": statuses.count("timeout"),
+            "report-path": str(options.out),
+        }
+    )
+    sink.annotations(annotations(built) + arch_annotations(built))
+    sink.flush()
+    if options.post:
+        sink.post(
+            md,
+            kind=options.kind,
+            pr=options.pr,
+            what="the comment",
+            where=f"the report is in {options.out}",
+        )
+    return 1 if should_fail(options.fail_on, built) else 0
+
+
+def load_runs(options: ReportOptions) -> list:
+    from ci_budget.workspace.result_files import ResultsError, load_json_reports, load_results
+
+    if not options.results and not options.json_reports:
+        raise AppError("give --results PATH_OR_GLOB or --json-report FILE (or --base REF)")
+    try:
+        runs = load_results(options.results) if options.results else []
+        if options.json_reports:
+            runs += load_json_reports(options.json_reports)
+    except ResultsError as exc:
+        raise AppError(str(exc)) from None
+    return runs
+
+
+def measured_table_rows(settings, runs) -> tuple[list, list]:
+    """Guard-table rows of the files in the results, flagged for their CI arch, with the values
+    this run recorded (GPU runs only: a CPU number is no architecture's)."""
+    from ci_budget.app.tables import table_rows
+    from ci_budget.arch.flags import arch_mismatch, attach_measured
+
+    root, config = settings.root, settings.config
+    files = {result.path for run in runs for result in run.files}
+    rows, problems = table_rows(settings, sorted(f for f in files if (root / f).is_file()))
+    for run in runs:
+        if run.meta.gpu is not None and run.meta.gpu.arch:
+            attach_measured(rows, [run], problems=problems, arch_map=config.gpu_arch_map())
+        mismatch = arch_mismatch(run.meta, config.gpu_arch_map())
+        if mismatch is not None:
+            problems.append(mismatch)
+    return rows, problems
+
+
+def should_fail(fail_on: str, report) -> bool:
+    statuses = {line.status for line in report.lines}
+    if fail_on == "over":
+        return bool(statuses & {"over", "timeout"})
+    if fail_on == "timeout":
+        return "timeout" in statuses
+    if fail_on == "failed":
+        return bool(statuses & {"failed", "timeout"})
+    return False
+
+
+def annotations(report) -> list[str]:
+    """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
+    from ci_budget.github.workflow import annotation
+
+    titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
+    used: dict[str, int] = {}
+    out = []
+    for line in report.lines:  # already worst first
+        if line.status not in titles:
+            continue
+        level = "error" if line.status == "timeout" else "warning"
+        if used.get(level, 0) >= ANNOTATIONS_PER_LEVEL:
+            continue
+        used[level] = used.get(level, 0) + 1
+        if line.status == "timeout":
+            text = f"timed out after {line.measured:.0f}s of {line.est_time:g}s budget"
+            if line.suggestion is not None:
+                text += f"; suggest est_time>={line.suggestion} (a lower bound)"
+        else:
+            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({line.ratio * 100:.0f}%)"
+            if line.suggestion is not None:
+                text += f"; suggest est_time={line.suggestion}"
+        out.append(
+            annotation(
+                level, text, file=line.file, line=line.line or None, title=titles[line.status]
+            )
+        )
+    return out
+
+
+def arch_annotations(report) -> list[str]:
+    """A warning at each flagged table row, capped like the budget annotations."""
+    from ci_budget.github.workflow import annotation
+
+    out = []
+    for row in report.arch_rows:
+        serious = [f for f in row.flags if f != "silent everywhere"]
+        if not serious or len(out) >= ANNOTATIONS_PER_LEVEL:
+            continue
+        cells = ", ".join(f"{arch}: {cell.raw or 'empty'}" for arch, cell in row.reverted.items())
+        case = f"{row.group} {row.case}" if row.group else row.case
+        out.append(
+            annotation(
+                "warning",
+                f"{case}: {'; '.join(serious)} ({row.ci_arch or 'no CI arch'}); fix reverted: {cells}",
+                file=row.file,
+                line=row.line,
+                title="architecture row not verified on CI hardware",
+            )
+        )
+    return out

@@ -1,0 +1,95 @@
+"""`Sink`: every output a command writes — the terminal, report files, the step summary, step
+outputs, annotations and the sticky comment — in one place, so each is written the same way by
+every command and the token never reaches a message."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+
+
+class Sink:
+    def __init__(self, settings, stdout=None, stderr=None):
+        self.settings = settings
+        self._stdout = stdout
+        self._stderr = stderr
+
+    # Resolved on each write: a test (or a caller) may swap sys.stdout after the sink is made.
+    @property
+    def stdout(self):
+        return self._stdout or sys.stdout
+
+    @property
+    def stderr(self):
+        return self._stderr or sys.stderr
+
+    def isatty(self) -> bool:
+        return self.stdout.isatty()
+
+    def echo(self, text: str = "") -> None:
+        """`text` on stdout, ending in exactly one newline."""
+        self.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    def note(self, text: str) -> None:
+        """A line for the person at the terminal (stderr)."""
+        print(text, file=self.stderr)
+
+    def warn(self, text: str) -> None:
+        self.note(f"warning: {text}")
+
+    def error(self, text: str) -> None:
+        self.note(f"error: {text}")
+
+    def flush(self) -> None:
+        self.stdout.flush()
+
+    def report_files(self, out: Path, markdown: str, json_text: str) -> None:
+        """`out` (markdown) and its `.json` copy; a failure is an AppError naming the file."""
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(markdown, encoding="utf-8")
+            out.with_suffix(".json").write_text(json_text, encoding="utf-8")
+        except OSError as exc:
+            raise AppError(f"{out}: cannot write: {exc.strerror}") from None
+
+    def summary(self, markdown: str) -> None:
+        from ci_budget.github.workflow import append_summary
+
+        append_summary(markdown, env=self.settings.env.values)
+
+    def outputs(self, values: Mapping[str, object]) -> None:
+        from ci_budget.github.workflow import set_outputs
+
+        set_outputs(values, env=self.settings.env.values)
+
+    def annotations(self, commands: Iterable[str]) -> None:
+        """Workflow commands, printed only inside Actions (elsewhere they are noise)."""
+        if self.settings.env.in_actions:
+            for command in commands:
+                print(command, file=self.stdout)
+
+    def post(self, markdown: str, *, kind: str, pr: int | None, what: str, where: str) -> None:
+        """Upsert the `kind` sticky comment (on `pr`, else the event's pull request). A failure
+        names `what` was posted and `where` the report is kept, with the token masked."""
+        from ci_budget.github import post
+
+        settings = self.settings
+        token = settings.token
+        try:
+            number = pr if pr is not None else settings.pr_number()
+            post.post_report(
+                markdown,
+                kind=kind,
+                pr=number,
+                token=token,
+                config=settings.config,
+                env=settings.env.values,
+            )
+        except Exception as exc:  # any failure: say so, the report is already on disk
+            message = str(exc)
+            if token:
+                message = message.replace(token, "***")
+            raise AppError(f"posting {what} failed: {message} ({where})") from None

@@ -1,0 +1,20 @@
+"""The guard tables (measured-KL tables in docstrings) the use cases check.
+
+Every use case reads guard tables through `table_rows`, so when `arch` takes source text instead
+of opening files itself, only this function changes (the files are then read here, through
+`workspace`).
+"""
+
+from __future__ import annotations
+
+from ci_budget.models import ArchRow, Problem
+
+
+def table_rows(
+    settings, rels: list[str], ci_arch: str | None = None
+) -> tuple[list[ArchRow], list[Problem]]:
+    """Flagged rows and problems of the repo-relative files `rels` (see `arch.flags`)."""
+    from ci_budget.arch.flags import rows_for_files
+
+    rows, problems = rows_for_files(settings.root, rels, settings.config, ci_arch)
+    return list(rows), list(problems)
