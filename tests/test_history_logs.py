@@ -118,6 +118,11 @@ def test_job_samples_carry_the_jobs_record_and_are_idempotent():
         T0,
     )
     assert sample.labels == ["self-hosted", "1-gpu-large"] and sample.run == "job:77"
+    cancelled = JobInfo(id=78, name=f"{SUITE} (2)", conclusion="cancelled")
+    failing = _parse(job_log(T0, SUITE, [Ran(B, 30, passed=False)], echo_command=False))
+    add_job(history, "job:78", cancelled, failing, {SUITE: 4})
+    assert history.samples(B, SUITE)[0].status == "cancelled"
+    assert history.stats(B, SUITE).failed == 0
 
 
 def test_partition_model_seeds_only_where_nothing_was_measured():

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+import requests
 from ghstandin import INSTALLATION_TOKEN, StandIn
 from ghstandin.state import Job, RateWindow, WorkflowRun
 from gitrepo import git
@@ -276,3 +277,42 @@ def test_the_store_feeds_report_suggest_and_plan_on_the_first_pr(imported, tmp_p
     shards = [len(json.loads(p.stdout)["matrix"]) for p in (plain, measured)]
     # shards hold 900 s (0.75 x 20 min): est_time says 5,290 s, the measured p90s under 2,500 s
     assert shards[0] == 6 and shards[1] <= 3
+
+
+def test_standin_actions_answers_match_githubs_schemas(six_days):
+    from ghstandin.spec import SERVER, _openapi
+    from openapi_core.testing import MockRequest, MockResponse
+
+    standin, _ = six_days
+    auth = {"Authorization": f"token {INSTALLATION_TOKEN}"}
+    repo = f"/repos/{standin.state.repo}/actions"
+    run_id = 9_000_000  # the first day's run
+    job_id = min(j.id for j in standin.state.jobs.values() if j.run_id == run_id)
+    cases = [
+        (
+            f"{repo}/workflows/{WORKFLOW}/runs",
+            {"branch": "main", "status": "completed", "per_page": "2"},
+        ),
+        (f"{repo}/runs/{run_id}/jobs", {"filter": "latest", "per_page": "100"}),
+        (f"{repo}/jobs/{job_id}/logs", {}),
+    ]
+    for path, query in cases:
+        resp = requests.get(
+            f"{standin.url}{path}", params=query, headers=auth, allow_redirects=False
+        )
+        assert resp.status_code in (200, 302), (path, resp.text)
+        request = MockRequest(SERVER, "get", path, args=query)
+        response = MockResponse(resp.content, status_code=resp.status_code,
+                                content_type="application/json", headers=dict(resp.headers))  # fmt: skip
+        _openapi().validate_response(request, response)  # raises on a shape GitHub would not send
+    assert (
+        'rel="next"'
+        in requests.get(f"{standin.url}{cases[0][0]}", params=cases[0][1], headers=auth).headers[
+            "Link"
+        ]
+    )
+    location = resp.headers["Location"]
+    assert location.startswith("http://localhost:") and "urlSignature=" in location
+    assert requests.get(location).text.startswith(standin.state.jobs[job_id].log[:40])
+    forged = requests.get(location.replace("urlSignature=", "urlSignature=0"))
+    assert forged.status_code == 403

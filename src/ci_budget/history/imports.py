@@ -69,10 +69,13 @@ def add_job(
         if partition is None and matrix is not None and where == name_suite:
             size = (sizes or {}).get(where)
             partition = f"{matrix}/{size}" if size and matrix.isdigit() else matrix
+        status = entry.status
+        if job.conclusion == "cancelled" and status == "failed":
+            status = "cancelled"  # the cancel may be why it failed: not a failure of the file
         sample = Sample(
             run=run,
             elapsed=entry.elapsed,
-            status=entry.status,
+            status=status,
             commit=job.head_sha,
             host=job.runner_name,
             labels=list(job.labels),
