@@ -13,7 +13,7 @@ from pathlib import Path
 
 from synthlogs import Ran, job_log
 
-from ci_budget.cli.history_import import Progress
+from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History, load_history

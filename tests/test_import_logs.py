@@ -4,8 +4,6 @@ redirect, and the store feeding `report --base`, `suggest` and `plan --history`.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import io
 import json
 import os
@@ -23,7 +21,9 @@ from ghstandin.state import Job, RateWindow, WorkflowRun
 from gitrepo import git
 from synthlogs import Ran, job_log
 
-from ci_budget.cli.history_import import Progress, run_import
+from ci_budget.app.import_logs import ImportOptions, import_logs
+from ci_budget.app.settings import Settings
+from ci_budget.app.sink import Sink
 from ci_budget.github.client import GitHubClient
 from ci_budget.history.model import load_history
 
@@ -89,11 +89,9 @@ def seed_runs(standin: StandIn, today: datetime, days: int = DAYS) -> dict[str, 
     return counts
 
 
-def _args(store: Path, **kw) -> argparse.Namespace:
-    base = dict(workflow=WORKFLOW, branch="main", since="30d", max_runs=None,
-                job=["*-test-* (*)"], from_paths=[], suite=None, partition_model=None, store=store,
-                max_samples=None, repo=None, token=None, reserve=50)  # fmt: skip
-    return argparse.Namespace(**{**base, **kw})
+def _options(store: Path, **kw) -> ImportOptions:
+    base = dict(workflow=WORKFLOW, branch="main", jobs=["*-test-* (*)"], store=store)
+    return ImportOptions(**{**base, **kw})
 
 
 def _client(standin: StandIn) -> GitHubClient:
@@ -102,9 +100,9 @@ def _client(standin: StandIn) -> GitHubClient:
 
 def _import(standin, store, **kw) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = run_import(_args(store, **kw), env={}, client=_client(standin),
-                          progress=Progress(err, tty=False))  # fmt: skip
+    settings = Settings(environ={})
+    sink = Sink(settings, stdout=out, stderr=err)
+    code = import_logs(settings, _options(store, **kw), sink, client=_client(standin))
     return code, out.getvalue(), err.getvalue()
 
 

@@ -94,10 +94,21 @@ def run(args) -> int:
     if args.history_action == "add":
         return _add(args)
     if args.history_action == "import-logs":
-        from ci_budget.cli.history_import import run_import
-
-        return run_import(args)
+        return _import(args)
     return _show(args)
+
+
+def _import(args) -> int:
+    from ci_budget.app.import_logs import ImportOptions, import_logs
+    from ci_budget.app.settings import Settings
+
+    options = ImportOptions(
+        store=args.store, workflow=args.workflow, from_paths=list(args.from_paths),
+        branch=args.branch, since=args.since, max_runs=args.max_runs, jobs=list(args.job),
+        suite=args.suite, partition_model=args.partition_model, max_samples=args.max_samples,
+        repo=args.repo, reserve=args.reserve,
+    )  # fmt: skip
+    return import_logs(Settings(token=args.token), options)
 
 
 def _add(args) -> int:

@@ -1,10 +1,8 @@
-"""The `history import-logs` use case: per-file timings from CI job logs into the store.
+"""Importing CI job logs from GitHub: runs -> jobs -> job logs, into the history store.
 
-From GitHub: the workflow's completed runs (newest `--max-runs`, created since `--since`), their
-latest jobs, each job's log. The store's cursor (per repository, workflow and branch) records the
-runs whose jobs are all read and the jobs read in unfinished runs; it is saved after every run and
-when the import stops, so a second import asks only for the run list, and an interrupted one
-resumes where it stopped. From files: a log, a directory of logs, or GitHub's run-log zip.
+The store's cursor (per repository, workflow and branch) records the runs whose jobs are all read
+and the jobs read in unfinished runs; it is saved after every run and when the import stops, so a
+second import asks only for the run list, and an interrupted one resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -15,20 +13,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
-from ci_budget.history.imports import (
-    JobInfo,
-    add_job,
-    block_key,
-    model_estimates,
-    partition_sizes,
-    seed,
-    stamp_date,
-)
+from ci_budget.history.imports import JobInfo, add_job, partition_sizes
 from ci_budget.history.logs import LogTimings, excerpt, parse_log
 from ci_budget.history.model import History, ImportCursor, RunMark
-from ci_budget.workspace.log_files import log_sources
 
 SKIPPED = {"skipped", None}  # conclusions of jobs that ran nothing (None: never started)
 
@@ -252,132 +240,3 @@ def _report(label: str, timings: LogTimings, unplaced: list[str], out, progress)
             f"{label}: no suite for {len(unplaced)} file(s) (no run_suite command line and no "
             "suite in the job name); pass --suite"
         )
-
-
-# --- from files ---------------------------------------------------------------------------------
-def import_files(history: History, paths: list[Path], suite: str | None, progress) -> Summary:
-    out = Summary()
-    for path in paths:
-        if not path.exists():
-            out.problems += 1
-            progress.line(f"{path}: no such file or directory")
-            continue
-        for name, job_name, lines in log_sources(path):
-            try:
-                timings = parse_log(lines())
-            except OSError as exc:
-                out.problems += 1
-                progress.line(f"{name}: cannot read: {exc.strerror or exc}")
-                continue
-            out.jobs += 1
-            when = stamp_date(timings.last_stamp)
-            job = JobInfo(id=0, name=job_name, completed_at=when)
-            added = add_job(history, block_key(timings), job, timings, None, suite)
-            out.samples += added.samples
-            out.entries += added.entries
-            for problem in timings.problems:
-                out.problems += 1
-                where = f"{name}:{problem.line}" if problem.line else name
-                progress.line(f"{where}: {problem.message}")
-            if added.unplaced:
-                out.problems += 1
-                progress.line(f"{name}: no suite for {len(added.unplaced)} file(s); pass --suite")
-    return out
-
-
-def seed_from_model(history: History, path: Path, progress) -> int:
-    """Seed per-file estimates from a partition model file; returns how many are in use."""
-    import json
-
-    from ci_budget.cli.common import CliError
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CliError(f"--partition-model {path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
-        raise CliError(f"--partition-model {path}: not JSON: {exc}") from None
-    estimates, problems = model_estimates(data, source=path.name)
-    for problem in problems:
-        progress.line(f"{path}: {problem}")
-    if not estimates and problems:
-        raise CliError(f"--partition-model {path}: no usable estimates")
-    return seed(history, estimates)
-
-
-# --- the command -------------------------------------------------------------------------------
-def run_import(args, env=None, client=None, progress: Progress | None = None) -> int:
-    """`ci-budget history import-logs`: 0 done (problem lines may be printed), 1 GitHub stopped
-    the import (what was read is saved), 2 usage or input error."""
-    import os
-
-    from ci_budget.cli.common import CliError
-    from ci_budget.history.model import HistoryError, load_history, save_history
-
-    env = os.environ if env is None else env
-    progress = progress or Progress()
-    if bool(args.workflow) == bool(args.from_paths):
-        raise CliError("give either --workflow (read GitHub) or --from PATH (read files)")
-    if args.max_samples is not None and args.max_samples < 1:
-        raise CliError(f"--max-samples must be at least 1, not {args.max_samples}")
-    if args.max_runs is not None and args.max_runs < 1:
-        raise CliError(f"--max-runs must be at least 1, not {args.max_runs}")
-    try:
-        since = parse_since(args.since, datetime.now(timezone.utc).date())
-    except ValueError:
-        raise CliError(f"--since {args.since!r}: expected Nd (e.g. 30d) or YYYY-MM-DD") from None
-    try:
-        history = load_history(args.store, args.max_samples)
-    except HistoryError as exc:
-        raise CliError(str(exc)) from None
-    seeded = None
-    if args.partition_model is not None:
-        seeded = seed_from_model(history, args.partition_model, progress)
-    if args.from_paths:
-        out = import_files(history, args.from_paths, args.suite, progress)
-        save_history(args.store, history)
-        status = 2 if out.problems else 0
-    else:
-        out, status = _from_github(args, env, client, history, since, progress)
-    print(_summary(args.store, out, history, seeded))
-    return status
-
-
-def _from_github(args, env, client, history, since, progress) -> tuple[Summary, int]:
-    from ci_budget.github.actions import Actions
-    from ci_budget.github.client import GitHubError, client_from_env
-    from ci_budget.history.model import save_history
-
-    if client is None:
-        env = {**env, "GITHUB_REPOSITORY": args.repo} if args.repo else env
-        try:
-            client = client_from_env(env, token=args.token)
-        except GitHubError as exc:
-            from ci_budget.cli.common import CliError
-
-            raise CliError(exc.message) from None
-    request = GitHubImport(
-        workflow=args.workflow, branch=args.branch, since=since, max_runs=args.max_runs,
-        jobs=list(args.job), reserve=args.reserve, suite=args.suite,
-    )  # fmt: skip
-    actions = Actions(client)
-    out = Summary()
-    try:
-        import_github(history, actions, request, lambda: save_history(args.store, history),
-                      progress, out)  # fmt: skip
-    except GitHubError as exc:
-        progress.line(f"ci-budget history import-logs: {exc.message}")
-        progress.line(f"{args.store}: what was read is saved; run the same command again to resume")
-        return out, 1
-    print(f"{actions.api_requests} API request(s)")
-    return out, 0
-
-
-def _summary(store: Path, out: Summary, history: History, seeded: int | None) -> str:
-    text = (
-        f"{store}: {out.jobs} log(s) read, {out.entries} timing entr(ies), {out.samples} new "
-        f"sample(s), {out.problems} problem(s); {len(history.keys())} (file, suite) series"
-    )
-    if seeded is not None:
-        text += f"; {seeded} partition-model estimate(s) in use"
-    return text

@@ -1,0 +1,160 @@
+"""Use case `history import-logs`: per-file timings from CI job logs into the history store,
+from GitHub (`app.import_runs`) or from downloaded logs (a file, a directory, a run's log zip);
+optionally seeded with a partition model's estimates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.import_runs import GitHubImport, Progress, Summary, import_github, parse_since
+from ci_budget.app.sink import Sink
+from ci_budget.history.imports import JobInfo, add_job, block_key, model_estimates, seed, stamp_date
+from ci_budget.history.logs import parse_log
+from ci_budget.history.model import History
+from ci_budget.workspace.log_files import log_sources
+
+
+@dataclass
+class ImportOptions:
+    store: Path
+    workflow: str | None = None
+    from_paths: list[Path] = field(default_factory=list)
+    branch: str | None = None
+    since: str | None = "30d"
+    max_runs: int | None = None
+    jobs: list[str] = field(default_factory=list)
+    suite: str | None = None
+    partition_model: Path | None = None
+    max_samples: int | None = None
+    repo: str | None = None
+    reserve: int = 50
+
+
+def import_files(history: History, paths: list[Path], suite: str | None, progress) -> Summary:
+    out = Summary()
+    for path in paths:
+        if not path.exists():
+            out.problems += 1
+            progress.line(f"{path}: no such file or directory")
+            continue
+        for name, job_name, lines in log_sources(path):
+            try:
+                timings = parse_log(lines())
+            except OSError as exc:
+                out.problems += 1
+                progress.line(f"{name}: cannot read: {exc.strerror or exc}")
+                continue
+            out.jobs += 1
+            when = stamp_date(timings.last_stamp)
+            job = JobInfo(id=0, name=job_name, completed_at=when)
+            added = add_job(history, block_key(timings), job, timings, None, suite)
+            out.samples += added.samples
+            out.entries += added.entries
+            for problem in timings.problems:
+                out.problems += 1
+                where = f"{name}:{problem.line}" if problem.line else name
+                progress.line(f"{where}: {problem.message}")
+            if added.unplaced:
+                out.problems += 1
+                progress.line(f"{name}: no suite for {len(added.unplaced)} file(s); pass --suite")
+    return out
+
+
+def seed_from_model(history: History, path: Path, progress) -> int:
+    """Seed per-file estimates from a partition model file; returns how many are in use."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AppError(f"--partition-model {path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise AppError(f"--partition-model {path}: not JSON: {exc}") from None
+    estimates, problems = model_estimates(data, source=path.name)
+    for problem in problems:
+        progress.line(f"{path}: {problem}")
+    if not estimates and problems:
+        raise AppError(f"--partition-model {path}: no usable estimates")
+    return seed(history, estimates)
+
+
+def import_logs(settings, options: ImportOptions, sink: Sink | None = None, client=None) -> int:
+    """0 done (problem lines may be printed; from files: 2 when there were any), 1 GitHub stopped
+    the import (what was read is saved), 2 usage or input error."""
+    from ci_budget.history.model import HistoryError, load_history, save_history
+
+    sink = sink or Sink(settings)
+    since = _check(options)
+    progress = Progress(sink.stderr)
+    try:
+        history = load_history(options.store, options.max_samples)
+    except HistoryError as exc:
+        raise AppError(str(exc)) from None
+    seeded = None
+    if options.partition_model is not None:
+        seeded = seed_from_model(history, options.partition_model, progress)
+    if options.from_paths:
+        out = import_files(history, options.from_paths, options.suite, progress)
+        save_history(options.store, history)
+        status = 2 if out.problems else 0
+    else:
+        out, status = _from_github(settings, options, sink, client, history, since, progress)
+    sink.echo(_summary(options.store, out, history, seeded))
+    return status
+
+
+def _check(options: ImportOptions):
+    if bool(options.workflow) == bool(options.from_paths):
+        raise AppError("give either --workflow (read GitHub) or --from PATH (read files)")
+    if options.max_samples is not None and options.max_samples < 1:
+        raise AppError(f"--max-samples must be at least 1, not {options.max_samples}")
+    if options.max_runs is not None and options.max_runs < 1:
+        raise AppError(f"--max-runs must be at least 1, not {options.max_runs}")
+    try:
+        return parse_since(options.since, datetime.now(timezone.utc).date())
+    except ValueError:
+        raise AppError(f"--since {options.since!r}: expected Nd (e.g. 30d) or YYYY-MM-DD") from None
+
+
+def _from_github(settings, options, sink, client, history, since, progress):
+    from ci_budget.github.actions import Actions
+    from ci_budget.github.client import GitHubError, client_from_env
+    from ci_budget.history.model import save_history
+
+    if client is None:
+        env = settings.env.values
+        env = {**env, "GITHUB_REPOSITORY": options.repo} if options.repo else env
+        try:
+            client = client_from_env(env, token=settings.token, config=settings.config)
+        except GitHubError as exc:
+            raise AppError(exc.message) from None
+    request = GitHubImport(
+        workflow=options.workflow, branch=options.branch, since=since, max_runs=options.max_runs,
+        jobs=list(options.jobs), reserve=options.reserve, suite=options.suite,
+    )  # fmt: skip
+    actions = Actions(client)
+    out = Summary()
+    try:
+        import_github(history, actions, request, lambda: save_history(options.store, history),
+                      progress, out)  # fmt: skip
+    except GitHubError as exc:
+        progress.line(f"ci-budget history import-logs: {exc.message}")
+        progress.line(
+            f"{options.store}: what was read is saved; run the same command again to resume"
+        )
+        return out, 1
+    sink.echo(f"{actions.api_requests} API request(s)")
+    return out, 0
+
+
+def _summary(store: Path, out: Summary, history: History, seeded: int | None) -> str:
+    text = (
+        f"{store}: {out.jobs} log(s) read, {out.entries} timing entr(ies), {out.samples} new "
+        f"sample(s), {out.problems} problem(s); {len(history.keys())} (file, suite) series"
+    )
+    if seeded is not None:
+        text += f"; {seeded} partition-model estimate(s) in use"
+    return text
