@@ -260,3 +260,19 @@ def test_root_in_a_subfolder_of_the_repository(tmp_path: Path):
     report = json.loads(proc.stdout)
     changes = [(c["file"], c["kinds"]) for c in report["changes"]]
     assert changes == [("test/registered/test_a.py", ["est_time"])]
+
+
+def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
+    a, b = "test/registered/test_a.py", "test/registered/test_b.py"
+    repo, base = _repo(tmp_path, {a: _reg(600), b: _reg(300)}, {a: _reg(790)})
+    out = tmp_path / "budget.md"
+    proc = _cli(repo, "--base", base, "--format", "terminal", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert text != out.read_text(encoding="utf-8")  # the file keeps the markdown
+    assert "|" not in text and "**" not in text and "<!--" not in text
+    assert text.startswith(f"ci-budget (budget): est_time changes vs {base[:12]}\n")
+    change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
+    assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
+    suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
+    assert suite.startswith("ok") and "900 s → 790 s of 20 min" in suite

@@ -16,7 +16,7 @@ class DiffOptions:
     base: str
     history: Path | None = None
     out: Path = Path("ci-budget-report.md")
-    format: str | None = None  # json prints the JSON; anything else the markdown
+    format: str | None = None  # markdown / terminal / json; None: terminal on a tty
     fail_on: str = "never"
     post: bool = False
     pr: int | None = None
@@ -32,7 +32,13 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     md = markdown(report)
     as_json = report.model_dump_json(indent=2)
     sink.report_files(options.out, md, as_json)
-    sink.echo(as_json if options.format == "json" else md)
+    fmt = options.format or ("terminal" if sink.isatty() else "markdown")
+    if fmt == "terminal":
+        from ci_budget.render.diff_text import terminal
+
+        sink.echo(terminal(report))
+    else:
+        sink.echo(as_json if fmt == "json" else md)
     sink.flush()
     sink.summary(md)
     sink.outputs(

@@ -1,0 +1,96 @@
+"""The static budget report for a terminal (`report --base REF --format terminal`). Pure.
+
+Verdict first: each table leads with what the reader decides on (risk, change), the names last.
+Text from the PR's files is made single-line by the table formatter (`escape.plain`).
+"""
+
+from __future__ import annotations
+
+from ci_budget.budget.diff import Change, StaticReport, SuiteImpact
+from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed
+from ci_budget.render.escape import plain
+from ci_budget.render.table import aligned
+
+_WHAT = {
+    "est_time": "est_time",
+    "moved": "moved",
+    "disabled": "disabled",
+    "enabled": "enabled",
+    "added": "new registration",
+    "new-file": "new file",
+    "removed": "registration removed",
+    "file-removed": "file removed",
+    "unregistered": "lost its registration",
+}
+
+
+def _change(c: Change) -> str:
+    if c.est_before is not None and c.est_after is not None and c.est_before != c.est_after:
+        pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
+        return f"{_s(c.est_before)} → {_s(c.est_after)}, {_signed(c.delta)}{pct}"
+    if c.est_before is None or c.est_after is None:
+        return f"{_s(c.est_after if c.est_after is not None else c.est_before)}, {_signed(c.delta)}"
+    return _s(c.est_after)
+
+
+def _what(c: Change) -> str:
+    words = [_WHAT.get(k, k) for k in c.kinds]
+    if "moved" in c.kinds and c.suite_before:
+        words[c.kinds.index("moved")] = f"moved from {c.suite_before}"
+    return ", ".join(words)
+
+
+def _suite(s: SuiteImpact) -> list[str]:
+    shards = f"{s.shards_before} → {s.shards_after}"
+    used = f"{s.makespan_after / s.timeout_s * 100:.0f} %" if s.timeout_s else "-"
+    makespan = f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min"
+    est = f"{_s(s.est_before)} → {_s(s.est_after)}"
+    return [s.risk, used, makespan, est, shards, _gpu(s.gpu_seconds_delta), s.suite]
+
+
+def terminal(report: StaticReport) -> str:
+    base = report.base_commit[:12] or report.base_ref
+    out = [f"ci-budget (budget): est_time changes vs {plain(base)}"]
+    if not report.changes and not report.errors_introduced:
+        out.append("No registration changes against the base.")
+    else:
+        out.append(
+            f"{len(report.changes)} registration change(s); budget {_signed(report.est_delta)} "
+            f"per run; GPU cost {_gpu(report.gpu_seconds_delta)} per run; "
+            f"stage timeout risk: {report.risk}"
+        )
+    out += [f"note: {plain(n)}" for n in report.notes]
+    if report.errors_introduced:
+        rows = [(f"{p.file}:{p.line}", p.message) for p in report.errors_introduced]
+        out += [
+            "",
+            "Registry errors introduced:",
+            *aligned([("WHERE", "ERROR"), *rows], indent="  "),
+        ]
+    if report.suites:
+        head = ("RISK", "USED", "MAKESPAN vs TIMEOUT", "Σ EST_TIME", "SHARDS", "GPU COST", "SUITE")
+        rows = [head, *(_suite(s) for s in report.suites)]
+        out += ["", *aligned(rows, right={1})]
+    if report.changes:
+        head = ("CHANGE", "WHAT", "SUITE", "FILE")
+        rows = [
+            (_change(c), _what(c), c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")
+            for c in report.changes
+        ]
+        out += ["", *aligned([head, *rows])]
+    if report.history:
+        rows = [(_history_text(n), n.suite, n.file) for n in report.history]
+        out += [
+            "",
+            "Measured history:",
+            *aligned([("MEASURED", "SUITE", "FILE"), *rows], indent="  "),
+        ]
+    if report.arch_rows or report.arch_problems:
+        rows = [(", ".join(r.flags), r.case, f"{r.file}:{r.line}") for r in report.arch_rows]
+        rows += [(p.message, "(table)", f"{p.file}:{p.line}") for p in report.arch_problems]
+        out += [
+            "",
+            "Architecture table flags:",
+            *aligned([("FLAGS", "CASE", "ROW"), *rows], indent="  "),
+        ]
+    return "\n".join(out) + "\n"
