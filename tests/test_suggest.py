@@ -186,3 +186,13 @@ def test_cli_write_round_trips_every_form(tmp_path: Path):
             assert "est_time=780.0)" in new
         if name == "crlf.py":
             assert "\r\n    780,\r\n" in new and "\n" not in new.replace("\r\n", "")
+
+
+def test_all_never_raises_a_budget_the_runs_fit_in():
+    reg = Registration(
+        file="a.py", line=3, function="register_cuda_ci", backend="cuda", est_time=5, suite="s"
+    )
+    fast = _history([("a.py", "s")], [1.0, 1.0, 1.0])  # p90 1 s: 1.2 rounds up to 10
+    assert suggest([reg], fast, Thresholds(), include_all=True) == []
+    slow = _history([("a.py", "s")], [6.0])  # over its 5 s: 5 -> 10 is right
+    assert [s.suggested for s in suggest([reg], slow, Thresholds(), include_all=True)] == [10]

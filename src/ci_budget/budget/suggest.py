@@ -69,6 +69,8 @@ def suggest(
         if stats.p90 is None or stats.n < min_samples:
             continue
         new = suggested_value(stats.p90, thresholds)
+        if stats.p90 <= reg.est_time < new:
+            continue  # rounding up would raise a budget the runs already fit in
         if not include_all and not significant(reg.est_time, new):
             continue
         out.append(

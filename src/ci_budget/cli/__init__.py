@@ -45,9 +45,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value may start with "-" ("-1/2"): argparse would take it for an option and
+# answer "expected one argument"; glued as --opt=VALUE, the command's own check explains it.
+GLUED = ("--partition",)
+
+
+def _glue(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in GLUED and i + 1 < len(argv) and argv[i + 1][1:2].isdigit():
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_glue(sys.argv[1:] if argv is None else list(argv)))
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 2

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ci_budget import HISTORY_STORE
-from ci_budget.cli.common import add_subcommand
+from ci_budget.cli.common import add_common, add_subcommand
+
+STORE_HELP = f"the store (default: {HISTORY_STORE} at --root when given, else here)"
 
 
 def add_parser(sub):
@@ -27,8 +29,9 @@ def add_parser(sub):
         description="Add the samples of results files to the store (created when missing).",
         example="ci-budget history add shard-*.json --store ci-budget-history.json",
     )
+    add_common(add)
     add.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
-    add.add_argument("--store", type=Path, default=Path(HISTORY_STORE))
+    add.add_argument("--store", type=Path, default=None, help=STORE_HELP)
     add.add_argument(
         "--max-samples",
         type=int,
@@ -42,8 +45,9 @@ def add_parser(sub):
         description="n, p50, p90 and max of passing runs per (file, suite); timeouts counted.",
         example="ci-budget history show test/registered/x/test_a.py --store history.json",
     )
+    add_common(show)
     show.add_argument("file", nargs="?", type=Path, default=None, metavar="FILE")
-    show.add_argument("--store", type=Path, default=None)
+    show.add_argument("--store", type=Path, default=None, help=STORE_HELP)
     show.add_argument("--format", choices=["table", "json"], default="table")
     show.add_argument("--suite", action="append", default=[], help="only this suite")
     _add_import(actions)
@@ -80,7 +84,8 @@ def _add_import(actions) -> None:
         "--partition-model", type=Path, default=None, metavar="FILE",
         help="sglang-ci-stats model.json: per-file estimates where no sample exists",
     )  # fmt: skip
-    imp.add_argument("--store", type=Path, default=Path(HISTORY_STORE))
+    add_common(imp)
+    imp.add_argument("--store", type=Path, default=None, help=STORE_HELP)
     imp.add_argument("--max-samples", type=int, default=None)
     imp.add_argument("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
     imp.add_argument("--token", default=None, help="GitHub token (default: $GITHUB_TOKEN)")
@@ -90,7 +95,18 @@ def _add_import(actions) -> None:
     )  # fmt: skip
 
 
+def _store(args) -> None:
+    """Check the config like every command does, and place the default store: at --root when
+    one is given, else in the current directory."""
+    from ci_budget.cli.common import load
+
+    root, _ = load(args)
+    if getattr(args, "store", None) is None and not getattr(args, "file", None):
+        args.store = (root if args.root is not None else Path()) / HISTORY_STORE
+
+
 def run(args) -> int:
+    _store(args)
     if args.history_action == "add":
         return _add(args)
     if args.history_action == "import-logs":

@@ -105,7 +105,18 @@ def run(args) -> int:
         )
     except SelectionError as exc:
         raise CliError(str(exc)) from None
+    from ci_budget.runner.run import missing_selection
+
+    for job in jobs:
+        if (why := missing_selection(root, job)) is not None:
+            raise CliError(why)
     python = _interpreter(args.python) if args.python else sys.executable
+    if (args.mode or config.mode) == "pytest" and jobs:
+        from ci_budget.runner.run import pytest_missing
+
+        why = pytest_missing(python)
+        if why is not None:
+            raise CliError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = args.out if args.out.is_absolute() else Path.cwd() / args.out
     artifacts = args.artifacts_dir or out.with_name(out.stem + "-artifacts")
     runner_config = args.runner_config

@@ -48,6 +48,7 @@ def run(args) -> int:
     root, config = load(args)
     rels = discover(root, config)
     scan = scan_paths(root, rels, config, full=args.full, jobs=args.jobs, cache=args.cache)
+    _check_known(scan.registrations, args)
     regs = select(scan, args.suite, args.stage, args.runner_config, args.backend)
     if args.format == "json":
         payload = {
@@ -66,3 +67,20 @@ def run(args) -> int:
         for problem in scan.warnings:
             print(f"warning: {problem}", file=sys.stderr)
     return 1 if scan.errors else 0
+
+
+def _check_known(registrations, args) -> None:
+    """An unknown --suite/--stage/--runner-config/--backend is a usage error, as in `run`."""
+    from ci_budget.cli.common import CliError
+
+    for flag, attr, values in (
+        ("--suite", "suite", args.suite),
+        ("--stage", "stage", args.stage),
+        ("--runner-config", "runner_config", args.runner_config),
+        ("--backend", "backend", args.backend),
+    ):
+        known = {getattr(r, attr) for r in registrations} - {None}
+        for value in values:
+            if value not in known:
+                names = ", ".join(sorted(known)) or "none registered"
+                raise CliError(f"{flag}: unknown {flag[2:]} {value!r} (known: {names})")

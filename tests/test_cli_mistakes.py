@@ -1,0 +1,114 @@
+"""No quiet mistakes on the command line: each gets one clear line and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_budget.cli import build_parser, main
+
+HEADER = """\
+import unittest
+
+
+def register_cuda_ci(**kwargs):
+    pass
+
+
+register_cuda_ci(est_time=5, stage="base-b", runner_config="1-gpu-large")
+
+
+class TestA(unittest.TestCase):
+    def test_one(self):
+        pass
+"""
+FILE = "test/registered/test_a.py"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo" / FILE
+    path.parent.mkdir(parents=True)
+    path.write_text(HEADER)
+    return tmp_path / "repo"
+
+
+def _leaves(parser: argparse.ArgumentParser, name: str = ""):
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield name, parser
+        return
+    for sub in subs:
+        for child, p in sub.choices.items():
+            yield from _leaves(p, f"{name} {child}".strip())
+
+
+def test_every_command_takes_root_and_config():
+    leaves = dict(_leaves(build_parser()))
+    assert "history show" in leaves and "history add" in leaves
+    for name, parser in leaves.items():
+        options = {o for a in parser._actions for o in a.option_strings}
+        assert {"--root", "--config"} <= options, name
+
+
+def _err(capsys, argv) -> tuple[int, list[str]]:
+    rc = main(argv)
+    return rc, capsys.readouterr().err.strip().splitlines()
+
+
+def test_scan_unknown_suite_exits_2_like_run(repo, capsys):
+    rc, err = _err(capsys, ["scan", "--root", str(repo), "--suite", "nope"])
+    assert rc == 2
+    assert err == ["ci-budget scan: --suite: unknown suite 'nope' (known: base-b-test-1-gpu-large)"]
+    rc, err = _err(capsys, ["scan", "--root", str(repo), "--stage", "base-z"])
+    assert rc == 2 and "unknown stage 'base-z'" in err[0]
+
+
+def test_history_reads_config_and_keeps_its_store_at_root(repo, tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[thresholds]\nnear = 1.5\n")
+    rc, err = _err(capsys, ["history", "show", "--root", str(repo), "--config", str(bad)])
+    assert rc == 2 and err == [
+        f"ci-budget history: {bad}: thresholds: near (1.5) must be below over (1)"
+    ]
+    rc, err = _err(capsys, ["history", "show", "--root", str(repo)])
+    assert rc == 2 and str(repo / "ci-budget-history.json") in err[0]
+
+
+def test_negative_partition_is_explained(repo, capsys):
+    rc, err = _err(capsys, ["run", "--root", str(repo), "--suite", "base-b-test-1-gpu-large",
+                            "--partition", "-1/2"])  # fmt: skip
+    assert rc == 2
+    assert err == ["ci-budget run: --partition: partition '-1/2': need 0 <= i < n"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (f"{FILE}::TestX", f"no class TestX in {FILE}"),
+        (f"{FILE}::TestA.test_two", f"no test test_two in class TestA of {FILE}"),
+        (f"{FILE}::test_free", f"no test function test_free in {FILE}"),
+    ],
+)
+def test_spec_naming_a_missing_class_or_test(repo, tmp_path, capsys, spec, message):
+    out = tmp_path / "r.json"
+    rc, err = _err(capsys, ["run", "--root", str(repo), spec, "--out", str(out)])
+    assert (rc, err) == (2, [f"ci-budget run: {message}"])
+    assert not out.exists()  # nothing ran
+
+
+def test_python_without_pytest_is_one_error_up_front(repo, tmp_path, capsys):
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    out = tmp_path / "r.json"
+    python = venv / "bin" / "python"
+    rc, err = _err(capsys, ["run", "--root", str(repo), "--suite", "base-b-test-1-gpu-large",
+                            "--python", str(python), "--out", str(out)])  # fmt: skip
+    assert rc == 2 and len(err) == 1
+    assert err[0].startswith(f"ci-budget run: --python {python}: cannot import pytest")
+    assert "No module named 'pytest'" in err[0]
+    assert not out.exists()
