@@ -58,6 +58,7 @@ class Pull:
     head_sha: str = HEAD
     labels: list = field(default_factory=list)
     fork: bool = False
+    head_pushed_at: str = "2019-05-15T15:20:20Z"  # a second before the comment
 
 
 def comment(body="/rerun-test test_a.py", **changes) -> dict:
@@ -72,11 +73,13 @@ def comment(body="/rerun-test test_a.py", **changes) -> dict:
     return data
 
 
-def rerun(body="/rerun-test test_a.py", permission="write", pull=None, config=None, **changes):
+def rerun(
+    body="/rerun-test test_a.py", permission="write", pull=None, config=None, commits=(), **changes
+):
     """Drive decide() the way the edge does, answering each Need; returns (plan, needs)."""
     facts, needs = Facts(), []
     data = comment(body, **changes)
-    for _ in range(3):
+    for _ in range(4):
         out = decide("issue_comment", data, facts, REGS, config or Config())
         if isinstance(out, Plan):
             return out, needs
@@ -84,6 +87,8 @@ def rerun(body="/rerun-test test_a.py", permission="write", pull=None, config=No
         if out.what == "permission":
             assert out.login == data["comment"]["user"]["login"]
             facts.permission = permission
+        elif out.what == "commits":
+            facts.commits = list(commits)
         else:
             assert out.number == data["issue"]["number"]
             facts.pull = pull or Pull()
@@ -105,7 +110,7 @@ def test_rerun_test_by_a_writer_runs_at_the_head_from_pulls_get(permission):
         ["self-hosted", "1-gpu-large"],
         "0/1",
     )
-    assert plan.reply.startswith("@Codertocat rerunning at `0123456789` (head of #1)")
+    assert plan.reply.startswith(f"@Codertocat rerunning at `{HEAD}` (#1)")
     assert "`1-gpu-large` (runs-on: self-hosted, 1-gpu-large)" in plan.reply
 
 
@@ -366,3 +371,110 @@ def test_payload_that_is_not_an_object():
 def test_need_is_only_returned_for_rerun_test():
     out = decide("issue_comment", comment(), Facts(), REGS, Config())
     assert out == Need("permission", login="Codertocat")
+
+
+# --- the commit is bound to the comment (time of check = time of use) ------------------------
+
+OLD = "aaaaaaa1111111111111111111111111111111111"[:40]
+
+
+def test_plain_rerun_test_is_refused_when_the_branch_was_pushed_after_the_comment():
+    # The author force-pushes between the comment (15:20:21) and plan reading the PR.
+    pushed = Pull(head_pushed_at="2019-05-15T15:20:40Z")
+    plan, needs = rerun("/rerun-test test_a.py", pull=pushed)
+    assert [n.what for n in needs] == ["permission", "pull"]
+    assert not plan.should_run and plan.head_sha is None and plan.matrix == []
+    assert plan.reaction == "confused" and plan.reply_once == "refused-codertocat"
+    assert f"`{HEAD}`, is not provably older than this comment" in plan.reply
+    assert f"`/rerun-test@{HEAD[:12]} test_a.py`" in plan.reply  # the form that would run it
+
+
+def test_plain_rerun_test_pushed_in_the_same_second_is_not_provably_older():
+    plan, _ = rerun(pull=Pull(head_pushed_at="2019-05-15T15:20:21Z"))
+    assert not plan.should_run
+    plan, _ = rerun(pull=Pull(head_pushed_at=None))
+    assert not plan.should_run and "unknown" in plan.reason
+
+
+def test_rerun_test_at_sha_runs_exactly_that_commit_of_the_pr():
+    pushed = Pull(head_pushed_at="2019-05-15T15:30:00Z")  # the head moved on: does not matter
+    plan, needs = rerun(f"/rerun-test@{OLD[:7].upper()} test_a.py", pull=pushed,
+                        commits=[OLD, HEAD])  # fmt: skip
+    assert [n.what for n in needs] == ["permission", "pull", "commits"]
+    assert plan.should_run and plan.head_sha == OLD
+    assert f"rerunning at `{OLD}`" in plan.reply
+
+
+def test_rerun_test_at_sha_of_another_commit_or_ambiguous_prefix_is_refused():
+    plan, _ = rerun("/rerun-test@bbbbbbb test_a.py", commits=[OLD, HEAD])
+    assert not plan.should_run and "`bbbbbbb` is not a commit of #1" in plan.reply
+    assert f"its head is `{HEAD}`" in plan.reply
+    twins = ["abcdef0" + "1" * 33, "abcdef0" + "2" * 33]
+    plan, _ = rerun("/rerun-test@abcdef0 test_a.py", commits=twins)
+    assert not plan.should_run and "matches 2 commits" in plan.reply
+
+
+@pytest.mark.parametrize(
+    "word", ["/rerun-test@abc", "/rerun-test@xyz1234", "/rerun-test@" + "a" * 41]
+)
+def test_rerun_test_at_something_that_is_not_a_sha(word):
+    plan, needs = rerun(f"{word} test_a.py")
+    assert not plan.should_run and "is not a commit SHA (7 to 40 hex characters)" in plan.reply
+    assert [n.what for n in needs] == ["permission"]
+
+
+def test_registry_is_read_at_the_pinned_commit_when_the_edge_can():
+    # A file the PR adds exists only at the PR's commit: it resolves there, not in the checkout.
+    facts = Facts(permission="write", pull=Pull(), read_commits=True)
+    data = comment("/rerun-test new/test_new.py")
+    assert decide("issue_comment", data, facts, REGS, Config()) == Need("registry", sha=HEAD)
+    facts.registry, facts.registry_sha = [*REGS, reg("new/test_new.py")], HEAD
+    plan = decide("issue_comment", data, facts, REGS, Config())
+    assert plan.should_run and plan.matrix[0].specs == [R + "new/test_new.py"]
+    facts.registry, facts.registry_error = None, "git fetch failed"
+    plan = decide("issue_comment", data, facts, REGS, Config())
+    assert not plan.should_run and "could not read the registrations" in plan.reason
+
+
+# --- approval bound to a commit: labels and forks ----------------------------------------------
+
+
+def forked(data: dict) -> dict:
+    data["pull_request"]["head"]["repo"]["full_name"] = "mallory/Hello-World"
+    return data
+
+
+def test_fork_pr_on_pull_request_never_plans_a_gpu_run():
+    # On `pull_request` the workflow and the action are the fork's own code.
+    plan = decide("pull_request", forked(labeled()), Facts(), REGS, Config())
+    assert not plan.should_run and plan.matrix == [] and "is from a fork" in plan.reason
+
+
+def test_label_on_a_fork_approves_the_head_it_was_applied_on():
+    data = forked(labeled())
+    sha = data["pull_request"]["head"]["sha"]
+    facts = Facts(read_commits=True)
+    assert decide("pull_request_target", data, facts, REGS, Config()) == Need("registry", sha=sha)
+    facts.registry, facts.registry_sha = REGS[:1], sha  # the registry at that commit, as data
+    plan = decide("pull_request_target", data, facts, REGS, Config())
+    assert plan.should_run and plan.head_sha == sha
+    assert [r.suite for r in plan.matrix] == ["base-b-test-1-gpu-large"]
+
+
+@pytest.mark.parametrize("action", ["synchronize", "reopened"])
+def test_push_to_a_labelled_fork_pr_needs_a_new_approval(action):
+    data = forked(labeled(action="synchronize", labels=["run-ci", "bug"]))
+    data["action"] = action
+    sha = data["pull_request"]["head"]["sha"]
+    plan = decide("pull_request_target", data, Facts(read_commits=True), REGS, Config())
+    assert not plan.should_run and plan.matrix == []
+    assert plan.unlabel == ["run-ci"]  # applying it again is the new approval
+    assert f"`{sha}` is new on this pull request from a fork" in plan.notice
+    assert f"`/rerun-test@{sha[:12]} SPEC…`" in plan.notice
+
+
+def test_push_to_a_labelled_same_repo_pr_keeps_running():
+    data = labeled(action="synchronize", labels=["run-ci"])
+    plan = decide("pull_request_target", data, Facts(), REGS, Config())
+    assert plan.should_run and plan.head_sha == data["pull_request"]["head"]["sha"]
+    assert plan.notice is None and plan.unlabel == []

@@ -22,6 +22,7 @@ PERMISSION = "repos/get-collaborator-permission-level"
 PULL = "pulls/get"
 REACT = "reactions/create-for-issue-comment"
 REPLY = "issues/create-comment"
+LIST = "issues/list-comments"  # a refusal is replied once per person and PR
 
 
 @pytest.fixture
@@ -63,6 +64,7 @@ def run_plan(repo, event, payload, standin=None, token=INSTALLATION_TOKEN, args=
         event_path.write_text(payload)
     output, summary = work / "output.txt", work / "summary.md"
     output.unlink(missing_ok=True)
+    summary.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env.update(
         GITHUB_EVENT_NAME=event,
@@ -75,6 +77,7 @@ def run_plan(repo, event, payload, standin=None, token=INSTALLATION_TOKEN, args=
         GITHUB_STEP_SUMMARY=str(summary),
         GITHUB_SHA="d" * 40,
         GITHUB_RUN_ID="77",
+        CI_BUDGET_COMMENT_LOGIN=BOT_LOGIN,  # as the action sets it for the workflow's token
         **env_extra,
     )
     proc = subprocess.run(
@@ -131,7 +134,7 @@ def test_rerun_test_by_a_writer_runs_pinned_to_pulls_get_head(repo, github_stand
     assert out["calls"] == "4"
     assert reactions(github_standin) == [("github-actions[bot]", "eyes")]
     [reply] = replies(github_standin)
-    assert reply.startswith(f"@alice rerunning at `{PR_HEAD[:10]}` (head of #7)")
+    assert reply.startswith(f"@alice rerunning at `{PR_HEAD}` (#7)")
     assert "`1-gpu-large` (runs-on: self-hosted, 1-gpu-large)" in reply
     assert "https://github.example/octo-org/hello-gpu/actions/runs/77" in reply
     assert "github-api-calls: 4" in proc.stdout
@@ -149,10 +152,10 @@ def test_rerun_test_by_a_non_writer_is_refused_without_reading_the_pr(repo, gith
     _, out = run_plan(repo, "issue_comment", event, github_standin)
     assert out["should-run"] == "false" and out["head-sha"] == ""
     assert json.loads(out["matrix"]) == {"include": []}
-    assert ops(github_standin) == [PERMISSION, REACT, REPLY]
+    assert ops(github_standin) == [PERMISSION, REACT, LIST, REPLY]
     assert reactions(github_standin) == [("github-actions[bot]", "confused")]
     [reply] = replies(github_standin)
-    assert reply.startswith("@mallory `/rerun-test` refused:")
+    assert reply.startswith("<!-- ci-budget:refused-mallory -->\n@mallory `/rerun-test` refused:")
     assert "runs need admin or write" in reply
 
 
@@ -175,9 +178,9 @@ def test_bad_specs_are_answered_with_every_reason(repo, github_standin):
     event = comment_event(github_standin, "alice", body)
     _, out = run_plan(repo, "issue_comment", event, github_standin)
     assert out["should-run"] == "false"
-    assert ops(github_standin) == [PERMISSION, REACT, REPLY]
+    assert ops(github_standin) == [PERMISSION, REACT, LIST, REPLY]
     [reply] = replies(github_standin)
-    assert reply.splitlines()[1:4] == [
+    assert reply.splitlines()[2:5] == [
         f"- `test_a.py`: matches 2 registered files: `{R}models/test_a.py`, `{R}ops/test_a.py`;"
         " give the path",
         "- `../../etc/passwd`: '..' is not allowed; name a file inside the test tree",
@@ -193,7 +196,7 @@ def test_closed_pr_is_refused(repo, github_standin):
     event = comment_event(github_standin, "alice", "/rerun-test test_b.py")
     _, out = run_plan(repo, "issue_comment", event, github_standin)
     assert out["should-run"] == "false" and "pull request #7 is closed" in out["reason"]
-    assert ops(github_standin) == [PERMISSION, PULL, REACT, REPLY]
+    assert ops(github_standin) == [PERMISSION, PULL, REACT, LIST, REPLY]
     assert reactions(github_standin) == [("github-actions[bot]", "confused")]
 
 
@@ -314,3 +317,49 @@ def test_unknown_or_malformed_events_exit_0_without_running(repo, tmp_path, even
     proc, out = run_plan(repo, event, payload)
     assert out["should-run"] == "false" and expect in out["reason"]
     assert expect in proc.stdout
+
+
+# --- the commit is bound to the comment ------------------------------------------------------
+
+OLDER = "c0ffee00" * 5
+
+
+def test_rerun_test_refused_when_the_branch_was_pushed_after_the_comment(repo, github_standin):
+    # The comment is at 15:20:21 (the payload's created_at); the author pushes at 15:20:30,
+    # before plan reads the PR. The head GitHub reports now is not what the maintainer saw.
+    github_standin.add_pull(7, head_sha=PR_HEAD, head_pushed_at="2019-05-15T15:20:30Z")
+    github_standin.state.roles["alice"] = "write"
+    event = comment_event(github_standin, "alice", "/rerun-test models/test_a.py")
+    _, out = run_plan(repo, "issue_comment", event, github_standin)
+    assert out["should-run"] == "false" and out["head-sha"] == ""
+    [reply] = replies(github_standin)
+    assert f"`{PR_HEAD}`, is not provably older than this comment" in reply
+    assert f"`/rerun-test@{PR_HEAD[:12]} models/test_a.py`" in reply
+
+
+def test_rerun_test_at_sha_runs_that_commit_after_checking_it_is_the_prs(repo, github_standin):
+    github_standin.add_pull(7, head_sha=PR_HEAD, head_pushed_at="2019-05-15T15:20:30Z",
+                            commits=[OLDER, PR_HEAD])  # fmt: skip
+    github_standin.state.roles["alice"] = "write"
+    event = comment_event(github_standin, "alice", f"/rerun-test@{OLDER[:9]} models/test_a.py")
+    _, out = run_plan(repo, "issue_comment", event, github_standin)
+    assert out["should-run"] == "true" and out["head-sha"] == OLDER
+    assert ops(github_standin) == [PERMISSION, PULL, "pulls/list-commits", REACT, REPLY]
+    [reply] = replies(github_standin)
+    assert reply.startswith(f"@alice rerunning at `{OLDER}` (#7)")
+    assert github_standin.invalid == []
+
+
+def test_refusals_are_replied_once_per_person_and_pr_then_only_reacted_to(repo, github_standin):
+    github_standin.add_pull(7, head_sha=PR_HEAD)
+    github_standin.state.roles["mallory"] = "read"
+    for _ in range(3):
+        event = comment_event(github_standin, "mallory", "/rerun-test test_b.py")
+        _, out = run_plan(repo, "issue_comment", event, github_standin)
+        assert out["should-run"] == "false"
+    assert len(replies(github_standin)) == 1
+    assert reactions(github_standin).count(("github-actions[bot]", "confused")) == 3
+    github_standin.state.roles["eve"] = "read"  # someone else still gets their one reply
+    event = comment_event(github_standin, "eve", "/rerun-test test_b.py")
+    run_plan(repo, "issue_comment", event, github_standin)
+    assert len(replies(github_standin)) == 2

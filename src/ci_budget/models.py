@@ -206,6 +206,9 @@ class Plan(Data):
     reply: str | None = None  # text for the PR, when the trigger wants an answer
     reaction: str | None = None  # "eyes" / "confused"
     comment_id: int | None = None  # the comment a /rerun-test reaction goes to
+    reply_once: str | None = None  # a key: the reply is posted once per key and PR
+    notice: str | None = None  # the PR's one `approval` comment, updated in place
+    unlabel: list[str] = Field(default_factory=list)  # gating labels whose approval lapsed
 
 
 class Report(Data):

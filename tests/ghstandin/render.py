@@ -75,6 +75,8 @@ def pull(base: str, state: State, issue: Issue) -> dict[str, Any]:
         full_name=head_repo, name=head_repo.split("/")[1], fork=issue.head_repo is not None
     )
     out["head"]["repo"]["owner"]["login"] = head_repo.split("/")[0]
+    if issue.head_pushed_at:
+        out["head"]["repo"]["pushed_at"] = issue.head_pushed_at
     out["base"].update(sha=issue.base_sha, ref=issue.base_ref, label=f"{owner}:{issue.base_ref}")
     out["base"]["repo"].update(full_name=state.repo, name=state.repo.split("/")[1], fork=False)
     out["base"]["repo"]["owner"]["login"] = owner
@@ -127,6 +129,16 @@ def reaction(base: str, rid: int, login: str, ident: int, content: str) -> dict[
 def diff_entry(name: str) -> dict[str, Any]:
     out = example("diff-entry-items")[0]
     out.update(filename=name, status="modified")
+    return out
+
+
+def commit(base: str, state: State, sha: str) -> dict[str, Any]:
+    out = example("commit-items")[0]
+    for key in ("url", "comments_url"):
+        out[key] = f"{base}/repos/{state.repo}/commits/{sha}" + (
+            "/comments" if key != "url" else ""
+        )
+    out.update(sha=sha, html_url=f"https://github.com/{state.repo}/commit/{sha}")
     return out
 
 

@@ -178,6 +178,14 @@ def list_files(state: State, req: Req) -> Resp:
     return paginate(req, [render.diff_entry(f) for f in issue.files])
 
 
+def list_commits(state: State, req: Req) -> Resp:
+    issue = _issue(state, req, "pull_number")
+    if issue is None or not issue.pull:
+        return not_found()
+    shas = issue.commits or [issue.head_sha]
+    return paginate(req, [render.commit(req.base, state, sha) for sha in shas[:250]])
+
+
 def get_issue(state: State, req: Req) -> Resp:
     issue = _issue(state, req)
     if issue is None:
@@ -233,6 +241,7 @@ OPERATIONS = {
     "issues/remove-label": remove_label,
     "pulls/get": get_pull,
     "pulls/list-files": list_files,
+    "pulls/list-commits": list_commits,
     "issues/get": get_issue,
     "checks/create": create_check_run,
     "checks/update": update_check_run,

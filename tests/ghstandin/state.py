@@ -49,6 +49,8 @@ class Issue:
     base_sha: str = "9fceb02d0ae598e95dc970b74764b1a7da2e9c1f"
     base_ref: str = "main"
     files: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)  # the PR's commits, oldest first
+    head_pushed_at: str | None = None  # the head repository's last push (None: the example's)
 
 
 @dataclass

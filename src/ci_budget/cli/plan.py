@@ -104,19 +104,24 @@ def _problem(exc: Exception) -> str:
     return text.splitlines()[0][:300]
 
 
-def _gather(need, facts, feedback) -> None:
+def _gather(need, facts, feedback, config) -> None:
     """Fetch the fact `need` names. Failures are recorded, and the core refuses on them."""
     try:
+        if need.what == "registry":
+            from ci_budget.workspace.commits import registrations_at
+
+            facts.registry_sha = need.sha
+            facts.registry = registrations_at(facts.root, need.sha, config, feedback.token)
+            return
         client = feedback.get()
         if need.what == "permission":
             facts.permission = client.permission(need.login)
+        elif need.what == "commits":
+            facts.commits = client.pull_commits(need.number)
         else:
             facts.pull = client.pull(need.number)
     except Exception as exc:  # noqa: BLE001 - any doubt about authorisation means no run
-        if need.what == "permission":
-            facts.permission_error = _problem(exc)
-        else:
-            facts.pull_error = _problem(exc)
+        setattr(facts, f"{need.what}_error", _problem(exc))
 
 
 def _answer(plan, feedback, run_url: str | None) -> list[str]:
@@ -124,7 +129,7 @@ def _answer(plan, feedback, run_url: str | None) -> list[str]:
     import sys
 
     warnings = []
-    if plan.reaction is None and plan.reply is None:
+    if plan.reaction is None and plan.reply is None and plan.notice is None and not plan.unlabel:
         return warnings
     try:
         client = feedback.get()
@@ -138,12 +143,47 @@ def _answer(plan, feedback, run_url: str | None) -> list[str]:
     if plan.reply and plan.pr_number is not None:
         body = plan.reply + (f"\n[plan run]({run_url})\n" if run_url else "")
         try:
-            client.create_comment(plan.pr_number, body)
+            _reply(client, plan, body)
         except Exception as exc:  # noqa: BLE001
             warnings.append(f"cannot reply on #{plan.pr_number}: {_problem(exc)}")
+    for label in plan.unlabel:
+        try:
+            client.remove_label(plan.pr_number, label)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(
+                f"cannot remove label {label!r} from #{plan.pr_number}: {_problem(exc)}"
+            )
+    if plan.notice and plan.pr_number is not None:
+        try:  # one comment per PR, edited in place: a push never adds a notification
+            client.upsert_sticky(plan.pr_number, "approval", plan.notice)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(
+                f"cannot post the approval notice on #{plan.pr_number}: {_problem(exc)}"
+            )
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return warnings
+
+
+def _reply(client, plan, body: str) -> None:
+    """Post the reply; a `reply_once` reply only when this PR has none of ours with its key."""
+    if plan.reply_once is None:
+        client.create_comment(plan.pr_number, body)
+        return
+    from ci_budget.render.sticky import marker_for
+
+    marker = marker_for(plan.reply_once)
+    if not client.ours(plan.pr_number, marker):
+        client.create_comment(plan.pr_number, f"{marker}\n{body}")
+
+
+def _in_git(root) -> bool:
+    from ci_budget.workspace.git import GitError, _git
+
+    try:
+        return _git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
+    except GitError:
+        return False
 
 
 def run(args) -> int:
@@ -164,6 +204,9 @@ def run(args) -> int:
     if args.specs is not None:
         facts.specs = split_list(" ".join(args.specs))
     name = args.event_name or env.event_name
+    # Comment and pull_request_target runs use the base branch's code: the registry that plans
+    # the run is read from the approved commit, as data.
+    facts.read_commits = name in ("issue_comment", "pull_request_target") and _in_git(root)
     payload, plan = None, None
     if facts.suites is None and facts.specs is None and name:
         try:
@@ -182,7 +225,7 @@ def run(args) -> int:
             if isinstance(out, Plan):
                 plan = out
                 break
-            _gather(out, facts, feedback)
+            _gather(out, facts, feedback, config)
         else:  # pragma: no cover - the core never asks more than twice
             plan = Plan(reason="plan: authorisation did not settle; not running")
     _answer(plan, feedback, env.run_url)

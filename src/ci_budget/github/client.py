@@ -56,6 +56,7 @@ class PullInfo(BaseModel):
     labels: list[str] = []
     user: str
     fork: bool = False
+    head_pushed_at: str | None = None  # server time of the head repository's last push
 
 
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
@@ -167,9 +168,18 @@ class GitHubClient:
                 labels=[label["name"] for label in raw.get("labels") or []],
                 user=(raw.get("user") or {}).get("login", ""),
                 fork=bool(head_repo is None or head_repo["full_name"] != self.repo_name),
+                head_pushed_at=head_repo.get("pushed_at") if head_repo else None,
             )
 
         return self._call(f"pull request #{number}", fetch)
+
+    def pull_commits(self, number: int) -> list[str]:
+        """The SHAs of the PR's commits (GitHub lists at most 250)."""
+
+        def fetch() -> list[str]:
+            return [c.sha for c in self._repo.get_pull(number).get_commits()]
+
+        return self._call(f"commits of #{number}", fetch)
 
     def identity(self) -> str:
         """The login our comments are authored by: configured, else GraphQL viewer, else /user."""
@@ -194,6 +204,11 @@ class GitHubClient:
             lambda: self._gh.requester.requestJsonAndCheck("POST", url, input={"content": content}),
             write=True,
         )
+
+    def remove_label(self, number: int, name: str) -> None:
+        issue = self._repo.get_issue(number)
+        self._call(f"remove label {name!r} from #{number}", lambda: issue.remove_from_labels(name),
+                   write=True)  # fmt: skip
 
     def create_comment(self, number: int, body: str) -> int:
         return self._create(number, fit(body, MAX_BODY)).id

@@ -25,12 +25,13 @@ from ci_budget.models import Registration
 COMMAND = "/rerun-test"
 MAX_SPEC_CHARS = 200
 MAX_LINE_CHARS = 2000
-USAGE = f"{COMMAND} test/registered/dir/test_x.py[::Class[::test]] ..."
+USAGE = f"{COMMAND}[@SHA] test/registered/dir/test_x.py[::Class[::test]] ..."
 
 _ALLOWED = re.compile(r"[A-Za-z0-9_./:-]+")
 _GLOB = set("*?[]")
 _SHELL = set(";|&$`<>(){}!'\"\\#~")
 _SEPARATOR = re.compile(r"[ \t]+")
+_SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Command:
 
     specs: list[str]
     problems: list[str] = field(default_factory=list)
+    sha: str | None = None  # `/rerun-test@SHA`: the commit to run, 7-40 hex, lower case
 
 
 @dataclass(frozen=True)
@@ -70,19 +72,23 @@ def _char(c: str) -> str:
 def parse_command(body: str, max_specs: int) -> Command | None:
     """None when the first line is not `/rerun-test ...` (then the comment is not for us)."""
     first = body.split("\n", 1)[0].rstrip("\r").strip(" \t")
-    if first != COMMAND and not (first.startswith(COMMAND) and first[len(COMMAND)] in " \t"):
+    word = _SEPARATOR.split(first, maxsplit=1)[0]
+    if word != COMMAND and not word.startswith(COMMAND + "@"):
         return None
     if len(first) > MAX_LINE_CHARS:
         return Command(
             [], [f"the command line is {len(first)} characters; at most {MAX_LINE_CHARS}"]
         )
-    rest = first[len(COMMAND) :].strip(" \t")
+    sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
+    if sha is not None and not _SHA.fullmatch(sha):
+        return Command([], [f"`@{show(sha)}` is not a commit SHA (7 to 40 hex characters)"])
+    rest = first[len(word) :].strip(" \t")
     specs = _SEPARATOR.split(rest) if rest else []
     if not specs:
-        return Command([], [f"no spec given; usage: {USAGE}"])
+        return Command([], [f"no spec given; usage: {USAGE}"], sha)
     if len(specs) > max_specs:
-        return Command(specs, [f"{len(specs)} specs given; at most {max_specs}"])
-    return Command(specs)
+        return Command(specs, [f"{len(specs)} specs given; at most {max_specs}"], sha)
+    return Command(specs, sha=sha)
 
 
 def check_spec(spec: str) -> str | None:

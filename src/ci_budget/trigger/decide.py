@@ -1,7 +1,8 @@
 """What a GitHub event runs, where, and at which commit. Pure.
 
 `decide` reads the event payload and returns either a `Plan` or a `Need`: the one fact it needs
-from GitHub next (the commenter's permission, then the pull request). The edge fetches it, puts it
+from GitHub next (the commenter's permission, the pull request, its commits, the registry at the
+approved commit). The edge fetches it, puts it
 in `Facts` and calls again. So the order of API calls is decided here: nothing about a PR is read
 before the commenter is known to be allowed.
 
@@ -19,15 +20,26 @@ from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.sharding import planners as planner
+from ci_budget.trigger.approval import gate
+from ci_budget.trigger.rerun import (  # noqa: F401 - authorise, spec_rows: this module's API
+    accepted_plan,
+    authorise,
+    describe_rows,
+    is_bot,
+    pinned_commit,
+    registrations_for,
+    spec_rows,
+)
 
 PULL_ACTIONS = ("opened", "synchronize", "reopened")
 
 
 @dataclass(frozen=True)
 class Need:
-    what: Literal["permission", "pull"]
+    what: Literal["permission", "pull", "commits", "registry"]
     login: str | None = None
     number: int | None = None
+    sha: str | None = None  # registry: the commit whose registrations are read
 
 
 @dataclass
@@ -38,6 +50,14 @@ class Facts:
     permission_error: str | None = None
     pull: Any = None  # github.PullInfo: state, head_sha, draft, ... (duck-typed: core stays pure)
     pull_error: str | None = None
+    commits: list[str] | None = None  # the PR's commit SHAs, for /rerun-test@SHA
+    commits_error: str | None = None
+    # The edge can read a commit's registrations as data (git): then the registry that plans a
+    # PR run is the approved commit's, never the checkout's.
+    read_commits: bool = False
+    registry: list[Registration] | None = None
+    registry_sha: str | None = None
+    registry_error: str | None = None
     sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
     root: str | None = None  # absolute repository root, for absolute specs
     suites: list[str] | None = None  # --suites: override the event
@@ -82,7 +102,7 @@ def decide(
         if event == "issue_comment":
             return _issue_comment(payload, facts, registrations, config)
         if event in ("pull_request", "pull_request_target"):
-            return _pull_request(payload, registrations, config, facts.weights)
+            return _pull_request(event, payload, facts, registrations, config)
         if event == "workflow_dispatch":
             inputs = payload.get("inputs") or {}
             if not isinstance(inputs, dict):
@@ -99,13 +119,6 @@ def decide(
 
 
 # --- /rerun-test -------------------------------------------------------------------------
-
-
-def is_bot(user: Any) -> bool:
-    if not isinstance(user, dict):
-        return False
-    login = str(user.get("login") or "")
-    return user.get("type") == "Bot" or login.endswith("[bot]")
 
 
 def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
@@ -131,7 +144,9 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         lines = [why] if isinstance(why, str) else why
         reason = "; ".join(lines)
         reply = f"@{login} `{specs.COMMAND}` refused:\n" + "".join(f"- {w}\n" for w in lines)
-        return Plan(reason=reason, reply=reply, reaction="confused", **base)
+        # One reply per person and PR; later refusals get the reaction only.
+        once = f"refused-{login.lower()}"
+        return Plan(reason=reason, reply=reply, reply_once=once, reaction="confused", **base)
 
     why_not = authorise(login, facts, config)
     if why_not == "ask":
@@ -140,9 +155,10 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         return refuse(why_not)
     if command.problems:
         return refuse(command.problems)
-    resolution = specs.resolve(command.specs, registrations, config, facts.root)
-    if resolution.refused:
-        return refuse(resolution.refused)
+    if not facts.read_commits:  # the checkout's registry: refuse bad specs before reading the PR
+        early = specs.resolve(command.specs, registrations, config, facts.root)
+        if early.refused:
+            return refuse(early.refused)
     if facts.pull is None and facts.pull_error is None:
         return Need("pull", number=number)
     if facts.pull_error:
@@ -150,83 +166,29 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     pull = facts.pull
     if getattr(pull, "state", None) != "open":
         return refuse(f"pull request #{number} is {getattr(pull, 'state', 'unknown')}")
-    sha = getattr(pull, "head_sha", None)
-    if not sha:
+    if not getattr(pull, "head_sha", None):
         return refuse(f"pull request #{number} has no head commit")
-    rows = spec_rows(resolution.accepted, config)
-    reply = f"@{login} rerunning at `{sha[:10]}` (head of #{number}):\n" + _describe_rows(rows)
-    return Plan(
-        should_run=True,
-        reason=f"/rerun-test by {login}: {_count(resolution.accepted, 'spec')} on "
-        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}",
-        matrix=rows,
-        head_sha=sha,
-        reply=reply,
-        reaction="eyes",
-        **base,
-    )
-
-
-def authorise(login: str, facts: Facts, config: Config) -> str | None:
-    """None when `login` may trigger runs, "ask" when the permission is still unknown, else why
-    not. Only the collaborator permission counts: `author_association` says CONTRIBUTOR for
-    private org members and cannot be trusted either way."""
-    folded = login.lower()
-    if folded in {u.lower() for u in config.github.deny_users}:
-        return f"{login} is not allowed to trigger runs here"
-    if folded in {u.lower() for u in config.github.allow_users}:
-        return None
-    if facts.permission_error:
-        return f"could not check {login}'s permission: {facts.permission_error}"
-    if facts.permission is None:
-        return "ask"
-    perm = {"maintain": "write", "triage": "read"}.get(facts.permission, facts.permission)
-    allowed = set(config.github.allowed_permissions)
-    if facts.permission in allowed or perm in allowed:
-        return None
-    return (
-        f"{login} has '{facts.permission}' permission; runs need "
-        f"{' or '.join(config.github.allowed_permissions)}"
-    )
-
-
-def spec_rows(
-    accepted: Sequence[specs.Resolved], config: Config, prefix: str = "rerun-test"
-) -> list[MatrixRow]:
-    """One matrix row per runner config, holding every spec that runs there."""
-    by_config: dict[str, list[str]] = {}
-    for item in accepted:
-        for name in item.runner_configs:
-            by_config.setdefault(name, []).append(item.spec)
-    return [
-        MatrixRow(
-            name=f"{prefix} {name}",
-            runner_config=name,
-            runs_on=list(config.runner(name).runs_on),
-            specs=found,
-            partition="0/1",
-        )
-        for name, found in by_config.items()
-    ]
-
-
-def _describe_rows(rows: Sequence[MatrixRow]) -> str:
-    out = []
-    for row in rows:
-        what = ", ".join(f"`{s}`" for s in row.specs) if row.specs else f"suite `{row.suite}`"
-        part = f" shard {row.partition}" if row.partition not in (None, "0/1") else ""
-        out.append(f"- `{row.runner_config}` (runs-on: {', '.join(row.runs_on)}){part}: {what}\n")
-    return "".join(out)
-
-
-def _count(items: Sequence[Any], word: str) -> str:
-    return f"{len(items)} {word}{'' if len(items) == 1 else 's'}"
+    sha, why = pinned_commit(command, pull, facts, payload["comment"].get("created_at"))
+    if sha == "need":
+        return Need("commits", number=number)
+    if why:
+        return refuse(why)
+    found, why = registrations_for(sha, facts, registrations)
+    if found == "need":
+        return Need("registry", sha=sha)
+    if why:
+        return refuse(why)
+    resolution = specs.resolve(command.specs, found, config, facts.root)
+    if resolution.refused:
+        return refuse(resolution.refused)
+    return accepted_plan(login, number, sha, resolution.accepted, config, base)
 
 
 # --- labels and pull request updates ---------------------------------------------------------
 
 
-def _pull_request(payload, registrations, config, weights=None) -> Plan:
+def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
+    weights = facts.weights
     action = _get(payload, "action", str)
     number = _get(payload, "pull_request.number", int)
     sha = _get(payload, "pull_request.head.sha", str)
@@ -257,6 +219,16 @@ def _pull_request(payload, registrations, config, weights=None) -> Plan:
         return Plan(reason=f"pull_request {action}: #{number} is a draft", **base)
     if _get(payload, "pull_request.state", str) != "open":
         return Plan(reason=f"pull_request {action}: #{number} is not open", **base)
+    refused = gate(event, payload, action, number, sha, chosen)
+    if refused is not None:
+        return refused
+    if event == "pull_request_target":  # base-branch code: the PR's registry is read as data
+        found, why = registrations_for(sha, facts, registrations)
+        if found == "need":
+            return Need("registry", sha=sha)
+        if why:
+            return Plan(reason=f"{event} {action}: {why}", trigger=trigger, pr_number=number)
+        registrations = found
     stages: list[str] | None = []
     for name in chosen:
         if not gating[name]:
@@ -350,6 +322,10 @@ def suite_rows(
                 )
             )
     return rows, notes
+
+
+def _count(items: Sequence[Any], word: str) -> str:
+    return f"{len(items)} {word}{'' if len(items) == 1 else 's'}"
 
 
 def _summary(rows: Sequence[MatrixRow]) -> str:

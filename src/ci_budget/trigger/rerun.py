@@ -1,0 +1,152 @@
+"""`/rerun-test[@SHA] SPEC…` on a pull request: who may ask, and exactly which commit runs. Pure.
+
+The commit is bound to the comment, never to whatever the branch holds when plan starts:
+- `/rerun-test@SHA` (7-40 hex) runs that commit, which must be one of the PR's commits;
+- plain `/rerun-test` runs the head only when the head is provably older than the comment: the
+  head repository's `pushed_at` (GitHub's server time of the last push to any of its branches,
+  from pulls/get) is earlier than the comment's `created_at`. A push after the comment (a
+  force-push included) moves `pushed_at` past it, and the command is refused with a reply that
+  names the current head and the `@SHA` form. Same second counts as "not provably older".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ci_budget.config import Config
+from ci_budget.models import MatrixRow, Plan, Registration
+from ci_budget.registry import specs
+
+
+def is_bot(user: Any) -> bool:
+    if not isinstance(user, dict):
+        return False
+    login = str(user.get("login") or "")
+    return user.get("type") == "Bot" or login.endswith("[bot]")
+
+
+def authorise(login: str, facts: Any, config: Config) -> str | None:
+    """None when `login` may trigger runs, "ask" when the permission is still unknown, else why
+    not. Only the collaborator permission counts: `author_association` says CONTRIBUTOR for
+    private org members and cannot be trusted either way."""
+    folded = login.lower()
+    if folded in {u.lower() for u in config.github.deny_users}:
+        return f"{login} is not allowed to trigger runs here"
+    if folded in {u.lower() for u in config.github.allow_users}:
+        return None
+    if facts.permission_error:
+        return f"could not check {login}'s permission: {facts.permission_error}"
+    if facts.permission is None:
+        return "ask"
+    perm = {"maintain": "write", "triage": "read"}.get(facts.permission, facts.permission)
+    allowed = set(config.github.allowed_permissions)
+    if facts.permission in allowed or perm in allowed:
+        return None
+    return (
+        f"{login} has '{facts.permission}' permission; runs need "
+        f"{' or '.join(config.github.allowed_permissions)}"
+    )
+
+
+def _time(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def pinned_commit(command: specs.Command, pull: Any, facts: Any, created_at: Any) -> tuple:
+    """("need", None) when the PR's commits must be read first; (sha, None) for the commit to
+    run; (None, why) when the command cannot run."""
+    head = getattr(pull, "head_sha", None) or ""
+    number = getattr(pull, "number", "?")
+    if command.sha:
+        if facts.commits is None and facts.commits_error is None:
+            return "need", None
+        if facts.commits_error:
+            return None, f"could not list the commits of #{number}: {facts.commits_error}"
+        found = [c for c in facts.commits if c.lower().startswith(command.sha)]
+        if len(found) > 1:
+            return None, f"`{command.sha}` matches {len(found)} commits of #{number}; give more"
+        if not found:
+            return None, (
+                f"`{command.sha}` is not a commit of #{number} (its head is `{head}`; GitHub "
+                "lists at most 250 commits of a PR)"
+            )
+        return found[0], None
+    pushed, asked = _time(getattr(pull, "head_pushed_at", None)), _time(created_at)
+    if pushed is not None and asked is not None and pushed < asked:
+        return head, None
+    when = f"its branch was last pushed at {pushed:%Y-%m-%dT%H:%M:%SZ}" if pushed else "unknown"
+    return None, (
+        f"the head of #{number}, `{head}`, is not provably older than this comment ({when}); "
+        f"to run it, comment `{specs.COMMAND}@{head[:12]} {' '.join(command.specs)}`"
+    )
+
+
+def spec_rows(
+    accepted: Sequence[specs.Resolved], config: Config, prefix: str = "rerun-test"
+) -> list[MatrixRow]:
+    """One matrix row per runner config, holding every spec that runs there."""
+    by_config: dict[str, list[str]] = {}
+    for item in accepted:
+        for name in item.runner_configs:
+            by_config.setdefault(name, []).append(item.spec)
+    return [
+        MatrixRow(
+            name=f"{prefix} {name}",
+            runner_config=name,
+            runs_on=list(config.runner(name).runs_on),
+            specs=found,
+            partition="0/1",
+        )
+        for name, found in by_config.items()
+    ]
+
+
+def describe_rows(rows: Sequence[MatrixRow]) -> str:
+    out = []
+    for row in rows:
+        what = ", ".join(f"`{s}`" for s in row.specs) if row.specs else f"suite `{row.suite}`"
+        part = f" shard {row.partition}" if row.partition not in (None, "0/1") else ""
+        out.append(f"- `{row.runner_config}` (runs-on: {', '.join(row.runs_on)}){part}: {what}\n")
+    return "".join(out)
+
+
+def accepted_plan(
+    login: str,
+    number: int,
+    sha: str,
+    accepted: Sequence[specs.Resolved],
+    config: Config,
+    base: dict,
+) -> Plan:
+    rows = spec_rows(accepted, config)
+    reply = f"@{login} rerunning at `{sha}` (#{number}):\n" + describe_rows(rows)
+    count = f"{len(accepted)} spec{'' if len(accepted) == 1 else 's'}"
+    return Plan(
+        should_run=True,
+        reason=f"/rerun-test by {login}: {count} on "
+        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}",
+        matrix=rows,
+        head_sha=sha,
+        reply=reply,
+        reaction="eyes",
+        **base,
+    )
+
+
+def registrations_for(sha: str, facts: Any, fallback: Sequence[Registration]):
+    """The registry at `sha` when the edge reads commits (`facts.read_commits`), else `fallback`
+    (the checkout's). Returns ("need", None), (registrations, None) or (None, why)."""
+    if not getattr(facts, "read_commits", False):
+        return list(fallback), None
+    if facts.registry_error:
+        return None, f"could not read the registrations at `{sha[:12]}`: {facts.registry_error}"
+    if facts.registry is None or facts.registry_sha != sha:
+        return "need", None
+    return facts.registry, None

@@ -1,0 +1,66 @@
+"""A commit's registrations, read as data (edge): fetched by SHA when the checkout lacks it, its
+test files read as git blobs and parsed (AST), never checked out, imported or run.
+
+This is how plan, running from the base branch's code, learns what an approved PR commit
+registers: the PR's code decides nothing but the data it declares.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from ci_budget.config import Config
+from ci_budget.models import Registration
+from ci_budget.registry.parse import merge, scan_source
+from ci_budget.workspace.git import GitError, _git, list_files, read_blobs
+
+SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def _has_commit(root: Path, sha: str) -> bool:
+    try:
+        _git(root, "cat-file", "-e", f"{sha}^{{commit}}")
+    except GitError:
+        return False
+    return True
+
+
+def fetch_commit(root: Path, sha: str, token: str | None = None) -> None:
+    """Fetch `sha` (one commit deep) from `origin` unless the checkout has it. The token, when
+    given, travels as an HTTP header in git's environment: never in argv, never in a file."""
+    if not SHA.fullmatch(sha):
+        raise GitError(f"{sha!r} is not a full commit SHA")
+    if _has_commit(root, sha):
+        return
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        env.update(
+            GIT_CONFIG_COUNT="1",
+            GIT_CONFIG_KEY_0="http.extraheader",
+            GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}",
+        )
+    cmd = ["git", "-C", str(root), "fetch", "--quiet", "--no-tags", "--depth=1", "origin", sha]
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git fetch {sha[:12]} failed: {exc}") from None
+    if done.returncode != 0 or not _has_commit(root, sha):
+        lines = done.stderr.strip().splitlines()
+        raise GitError(f"git fetch {sha[:12]} failed: {lines[-1] if lines else done.returncode}")
+
+
+def registrations_at(
+    root: Path, sha: str, config: Config, token: str | None = None
+) -> list[Registration]:
+    """The registrations of the test files at commit `sha`, under `root`, by `config` (the
+    checkout's configuration: a PR's own ci-budget.toml is not read)."""
+    fetch_commit(root, sha, token)
+    blobs = read_blobs(root, sha, list_files(root, sha, config))
+    return merge(
+        scan_source(data, rel, config) for rel, data in sorted(blobs.items())
+    ).registrations
