@@ -19,6 +19,7 @@ class ReportOptions:
     out: Path = Path("ci-budget-report.md")
     kind: str = "run"
     format: str | None = None  # markdown / terminal / json; None: terminal on a tty
+    classes: str = "all"  # terminal: whose per-class breakdown (all / flagged / none)
     fail_on: str = "never"
     post: bool = False
     pr: int | None = None
@@ -48,7 +49,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")
     text = {
         "markdown": lambda: md,
-        "terminal": lambda: terminal(built),
+        "terminal": lambda: terminal(built, options.classes),
         "json": lambda: json_text(built),
     }[fmt]()
     sink.echo(text)

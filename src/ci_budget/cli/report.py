@@ -43,6 +43,13 @@ def add_parser(sub):
         help="what to print (default: terminal on a tty, else markdown)",
     )
     p.add_argument(
+        "--classes",
+        choices=["all", "flagged", "none"],
+        default="all",
+        help="terminal: per-class breakdown for every file, only files not ok, or none "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         default=Path("ci-budget-report.md"),
@@ -91,6 +98,7 @@ def run(args) -> int:
         out=args.out,
         kind=args.kind,
         format=args.format,
+        classes=args.classes,
         fail_on=args.fail_on,
         post=args.post,
         pr=args.pr,

@@ -92,13 +92,13 @@ def _class_rows(line: BudgetLine) -> list[str]:
     return aligned(rows, right={1, 2, 3, 4, 5}, indent="  ")
 
 
-def _detail(line: BudgetLine) -> list[str]:
+def _detail(line: BudgetLine, with_classes: bool = True) -> list[str]:
     out = [f"{plain(line.file)} ({plain(line.suite)}): {STATUS_WORD[line.status]}"]
     if line.message:
         out.append(f"  {plain(line.message)}")
     if line.in_flight:
         out.append(f"  running when cut off: {plain(line.in_flight)}")
-    if line.classes:
+    if line.classes and with_classes:
         out += _class_rows(line)
     return out + [""]
 
@@ -130,8 +130,20 @@ def _tail(report: Report) -> list[str]:
     return out + [f"note: {plain(note)}" for note in report.notes]
 
 
-def terminal(report: Report) -> str:
-    """The report as aligned plain text (no size limit: a terminal scrolls)."""
+CLASSES = ("all", "flagged", "none")
+
+
+def _shows_detail(line: BudgetLine, classes: str) -> bool:
+    """all: every file that ran with something to show; flagged: only files that are not ok;
+    none: only the messages of flagged files, no class tables."""
+    if not (line.classes or line.message or line.in_flight) or line.status == "not-run":
+        return False
+    return classes == "all" or line.status != "ok"
+
+
+def terminal(report: Report, classes: str = "all") -> str:
+    """The report as aligned plain text (no size limit: a terminal scrolls). `classes` says
+    whose per-class breakdown is shown (`CLASSES`)."""
     out = [f"{plain(report.title)} ({plain(report.kind)}): {plain(headline(report))}"]
     if run_line(report):
         out.append(plain(run_line(report)))
@@ -139,9 +151,8 @@ def terminal(report: Report) -> str:
     if report.lines:
         out += _file_rows(report) + [""]
     for line in report.lines:
-        if line.status in ("ok", "not-run") or not (line.classes or line.message or line.in_flight):
-            continue
-        out += _detail(line)
+        if _shows_detail(line, classes):
+            out += _detail(line, with_classes=classes != "none")
     if report.suites:
         out += _suite_rows(report) + [""]
     out += _tail(report)
