@@ -27,6 +27,7 @@ from typing import TextIO
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 from ci_budget.results import timings
+from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.sharding.planners import plan
@@ -332,7 +333,9 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     start = time.monotonic()
     tree = ProcessTree(cmd, cwd, env)
     last: list[str] = []
-    sinks = [opts.stream or sys.stdout, log]
+    stream = opts.stream or sys.stdout
+    live = progress.LiveLine(stream) if progress.is_live(stream) else None
+    sinks = [log] if live else [stream, log]  # a terminal gets the live line instead
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
     pump.start()
     timed_out, next_beat, interrupted = False, start + opts.heartbeat, None
@@ -350,7 +353,10 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
             if now - start >= limit:
                 timed_out = True
                 break
-            if now >= next_beat:
+            if live is not None:
+                test = progress.current_test(art / (stem + ".progress.jsonl"))
+                live.show(progress.line(tag, job.path, now - start, job.est_time, test))
+            elif now >= next_beat:
                 say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
                 next_beat += opts.heartbeat
     except BaseException as exc:  # Ctrl-C, job cancelled: the file's processes must go too
@@ -361,7 +367,9 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     stragglers = tree.terminate(opts.grace) if kill else tree.cleanup(opts.grace)
     pump.join(timeout=5)
     log.close()
-    if last and last[0] != "\n":  # keep our status line off the end of pytest's dots
+    if live is not None:
+        live.clear()
+    elif last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
     result = _result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
@@ -469,6 +477,11 @@ def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> No
             tail = f" - {res.message}" if res.message else ""
             say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
                 f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
+            if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
+                log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
+                for text in progress.log_tail(log):  # the output a terminal did not see live
+                    say(f"    {text}")
+                say(f"    (full output: {log})")
             stop = opts.fail_fast and res.status != "passed"
         results.files.append(res)
         results.meta.finished_at = datetime.now(timezone.utc)
