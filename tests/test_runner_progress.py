@@ -21,7 +21,7 @@ register_cuda_ci(est_time=1, stage="base-b", runner_config="1-gpu-large")
 
 class TestSlow(unittest.TestCase):
     def test_waits(self):
-        time.sleep(1.5)
+        time.sleep(3)  # several redraws, even on a busy machine
 
     def test_fails(self):
         self.assertEqual("printed on failure", "x")
