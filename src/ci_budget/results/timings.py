@@ -89,31 +89,47 @@ class _Test:
 
     def outcome(self) -> str:
         o = self.outcomes
-        if not self.finished:
-            return "running"
-        if o.get("setup") == "failed" or o.get("teardown") == "failed":
-            return "error"
-        if o.get("setup") == "skipped" or o.get("call") == "skipped":
-            return "skipped"
-        if o.get("call") == "failed":
-            return "failed"
-        return "passed"
+        return outcome_of(o.get("setup"), o.get("call"), o.get("teardown"))
 
     def timing(self) -> TestTiming:
         d = self.durations
-        timing = TestTiming(
-            nodeid=self.nodeid,
-            outcome=self.outcome(),
-            setup=d.get("setup", 0.0),
-            call=d.get("call", 0.0),
-            teardown=d.get("teardown", 0.0),
-            user_properties=self.props,
-            message=self.message,
-        )
-        # Every field is given, so every instance's fields-set is the same: share one set
-        # instead of ~700 bytes per test (a 100,000-test report keeps them all).
-        object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
-        return timing
+        durations = (d.get("setup", 0.0), d.get("call", 0.0), d.get("teardown", 0.0))
+        return make_timing(self.nodeid, self.outcome(), durations, self.props, self.message)
+
+
+def outcome_of(setup: str | None, call: str | None, teardown: str | None) -> str:
+    """A test's outcome from its phases' outcomes (None: the phase has no report)."""
+    if teardown is None:
+        return "running"
+    if setup == "failed" or teardown == "failed":
+        return "error"
+    if setup == "skipped" or call == "skipped":
+        return "skipped"
+    if call == "failed":
+        return "failed"
+    return "passed"
+
+
+def make_timing(
+    nodeid: str,
+    outcome: str,
+    durations: tuple[float, float, float],
+    props: dict[str, Any],
+    message: str | None,
+) -> TestTiming:
+    timing = TestTiming(
+        nodeid=nodeid,
+        outcome=outcome,
+        setup=durations[0],
+        call=durations[1],
+        teardown=durations[2],
+        user_properties=props,
+        message=message,
+    )
+    # Every field is given, so every instance's fields-set is the same: share one set
+    # instead of ~700 bytes per test (a 100,000-test report keeps them all).
+    object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
+    return timing
 
 
 _ALL_FIELDS = set(TestTiming.model_fields)
@@ -155,7 +171,7 @@ def _class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
     return out
 
 
-def _crash_message(phase: dict) -> str | None:
+def crash_message(phase: dict) -> str | None:
     crash = phase.get("crash")
     if isinstance(crash, dict) and crash.get("message"):
         return _short(str(crash["message"]))
@@ -166,8 +182,7 @@ def _crash_message(phase: dict) -> str | None:
 
 
 def _json_timing(i: int, item: Any) -> TestTiming:
-    """One json-report test as a TestTiming: the same outcome rules as `_Test`, in one pass
-    (a 100,000-test report spends most of its ingest time here)."""
+    """One json-report test (a dict from json.loads) as a TestTiming."""
     if not isinstance(item, dict) or not isinstance(item.get("nodeid"), str):
         raise ReportError(f"json report: tests[{i}] has no nodeid")
     durations = [0.0, 0.0, 0.0]
@@ -180,31 +195,13 @@ def _json_timing(i: int, item: Any) -> TestTiming:
             outcome = str(phase.get("outcome", "passed"))
             outcomes[k] = outcome
             if outcome == "failed" and message is None:
-                message = _crash_message(phase)
+                message = crash_message(phase)
     setup, call, teardown = outcomes
     if teardown is None and setup is not None:
         teardown = "passed"  # json-report omits phases that did not run; the report finished
-    if teardown is None:
-        outcome = "running"
-    elif setup == "failed" or teardown == "failed":
-        outcome = "error"
-    elif setup == "skipped" or call == "skipped":
-        outcome = "skipped"
-    elif call == "failed":
-        outcome = "failed"
-    else:
-        outcome = "passed"
-    timing = TestTiming(
-        nodeid=item["nodeid"],
-        outcome=outcome,
-        setup=durations[0],
-        call=durations[1],
-        teardown=durations[2],
-        user_properties=normalise_properties(item.get("user_properties")),
-        message=message,
-    )
-    object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
-    return timing
+    props = normalise_properties(item.get("user_properties"))
+    outcome = outcome_of(setup, call, teardown)
+    return make_timing(item["nodeid"], outcome, tuple(durations), props, message)
 
 
 def classes_from_json_report(data: dict) -> list[ClassTiming]:
@@ -366,7 +363,9 @@ class JsonReportFiles:
         self.collect_failed: dict[str, str] = {}
 
     def add_test(self, item: Any) -> None:
-        timing = _json_timing(self.count, item)
+        self.add_timing(_json_timing(self.count, item))
+
+    def add_timing(self, timing: TestTiming) -> None:
         self.count += 1
         path, group = split_nodeid(timing.nodeid)
         self.by_file.setdefault(path, {}).setdefault(group, []).append(timing)
@@ -375,7 +374,7 @@ class JsonReportFiles:
         if isinstance(item, dict) and item.get("outcome") == "failed":
             path = split_nodeid(str(item.get("nodeid") or ""))[0]
             if path:
-                self.collect_failed.setdefault(path, _crash_message(item) or "collection failed")
+                self.collect_failed.setdefault(path, crash_message(item) or "collection failed")
 
     def results(self) -> list[FileResult]:
         by_file, collect_failed = self.by_file, self.collect_failed

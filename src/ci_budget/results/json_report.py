@@ -1,0 +1,164 @@
+"""pytest-json-report files decoded fast and in pieces, by a schema of just the fields used.
+
+A 100,000-test report is ~50 MiB; a whole-file `json.loads` builds every key of every test
+(keywords, metadata, tracebacks) and needs about 5x the file in memory. Here the file is read a
+few MiB at a time: the `tests` array is cut at each item's start (`{"nodeid": ...`, which can
+only be structural: a quote inside a JSON string is always escaped), every piece is decoded by
+msgspec into a small typed object that skips every other key, and only the timings are kept.
+Each piece must decode as exactly one test, and the document around the array must decode too,
+so a wrong cut cannot pass. Anything the schema does not describe exactly (a duration given as a
+string, NaN, a BOM, a nested object that starts with "nodeid", ...) returns None, and the caller
+takes the plain path (`json.loads` + `timings.file_results_from_json_report`), which gives the
+same results or the exact error: the fast path never decides anything alone. Pure: chunks of
+bytes in, models out.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import msgspec
+
+from ci_budget.models import FileResult, TestTiming
+from ci_budget.results.timings import (
+    JsonReportFiles,
+    crash_message,
+    make_timing,
+    normalise_properties,
+    outcome_of,
+)
+
+
+class Phase(msgspec.Struct):
+    duration: float | None = None
+    outcome: str = "passed"
+    crash: Any = None
+    longrepr: Any = None
+    stdout: Any = None
+
+
+class Test(msgspec.Struct):
+    nodeid: str
+    setup: Phase | None = None
+    call: Phase | None = None
+    teardown: Phase | None = None
+    user_properties: Any = None
+
+
+class Collector(msgspec.Struct):
+    """A collector without its `result` list (one entry per collected test: skipped unread)."""
+
+    nodeid: Any = None
+    outcome: Any = None
+    longrepr: Any = None
+    crash: Any = None
+
+
+class Report(msgspec.Struct):
+    tests: list[msgspec.Raw]
+    collectors: list[Collector] | msgspec.UnsetType = msgspec.UNSET
+
+
+_REPORT = msgspec.json.Decoder(Report)
+_TEST = msgspec.json.Decoder(Test)
+_TESTS_KEY = re.compile(rb'"tests"\s*:\s*\[')
+_ITEM = re.compile(rb'\{\s*"nodeid"\s*:')
+_BLANK = b" \t\r\n"
+
+
+class _NotPlain(Exception):
+    """Not cut cleanly: the plain path decides."""
+
+
+def _timing(test: Test) -> TestTiming:
+    """`timings._json_timing` for a decoded test: the same rules, read by attribute."""
+    setup, call, teardown = test.setup, test.call, test.teardown
+    message = None
+    for phase in (setup, call, teardown):
+        if phase is not None and phase.outcome == "failed":
+            message = crash_message({"crash": phase.crash, "longrepr": phase.longrepr})
+            break
+    outcome = outcome_of(
+        setup.outcome if setup else None,
+        call.outcome if call else None,
+        teardown.outcome if teardown else ("passed" if setup else None),
+    )
+    durations = tuple(float(p.duration or 0.0) if p else 0.0 for p in (setup, call, teardown))
+    props = normalise_properties(test.user_properties)
+    return make_timing(test.nodeid, outcome, durations, props, message)
+
+
+def _piece(text: bytes) -> TestTiming:
+    """One item of the array and the comma after it."""
+    body = text.rstrip(_BLANK)
+    if not body.endswith(b","):
+        raise _NotPlain
+    return _timing(_TEST.decode(body[:-1]))
+
+
+def _cut(chunks: Iterator[bytes], files: JsonReportFiles) -> tuple[Report, bytes]:
+    """Feed every test but the last to `files`; (the document before the array, decoded; the
+    text from the last item's start)."""
+    parts: list[bytes] = []
+    for chunk in chunks:
+        # Searched where the key could start: the new chunk and the end of the one before.
+        seam = parts[-1][-64:] if parts else b""
+        if _TESTS_KEY.search(seam + chunk):
+            parts.append(chunk)
+            break
+        parts.append(chunk)
+    else:
+        raise _NotPlain
+    buf = b"".join(parts)
+    del parts
+    key = _TESTS_KEY.search(buf)
+    if key is None:
+        raise _NotPlain
+    # What comes before the array, closed with an empty one: the collectors, and a check of
+    # the document's shape (a "tests" key inside another value does not close like this).
+    head = _REPORT.decode(buf[: key.end() - 1] + b"[]}")
+    buf = buf[key.end() :]
+    first = _ITEM.search(buf)
+    if first is None or buf[: first.start()].strip(_BLANK):
+        raise _NotPlain  # empty, or an item that does not start with its nodeid
+    buf = buf[first.start() :]
+    for chunk in itertools.chain((b"",), chunks):
+        buf += chunk
+        start = 0
+        for match in _ITEM.finditer(buf, 1):
+            files.add_timing(_piece(buf[start : match.start()]))
+            start = match.start()
+        buf = buf[start:]
+    return head, buf
+
+
+def decode(chunks: Iterable[bytes]) -> list[FileResult] | None:
+    """The report's per-file results, or None when the plain path must decide."""
+    gc_was_on = gc.isenabled()
+    # Cyclic GC off while 100,000s of acyclic objects are built: it would rescan them over and over.
+    gc.disable()
+    try:
+        files = JsonReportFiles()
+        head, tail = _cut(iter(chunks), files)
+        # The rest of the document, from the last item on.
+        rest = _REPORT.decode(b'{"tests": [' + tail)
+        if len(rest.tests) != 1 or _TESTS_KEY.search(tail):
+            raise _NotPlain  # a second "tests" key: json.loads would keep the last
+        if head.collectors is not msgspec.UNSET and rest.collectors is not msgspec.UNSET:
+            raise _NotPlain  # two "collectors" keys: likewise
+        files.add_timing(_timing(_TEST.decode(rest.tests[0])))
+        collectors = head.collectors if rest.collectors is msgspec.UNSET else rest.collectors
+        for item in collectors or ():
+            files.add_collector(msgspec.structs.asdict(item))
+        return files.results()
+    except (_NotPlain, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    finally:
+        if gc_was_on:
+            gc.enable()
