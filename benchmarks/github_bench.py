@@ -37,7 +37,7 @@ def _repo(root: Path, login: str | None) -> None:
         'if __name__ == "__main__":\n    main()\n'
     )
     if login:
-        (root / "ci-budget.toml").write_text(f'[github]\ncomment_login = "{login}"\n')
+        (root / "ci-budget.toml").write_text(f'[github]\ncomment-login = "{login}"\n')
     results = {
         "schema_version": 1,
         "meta": {"suites": ["base-b-test-1-gpu-large"]},
