@@ -16,8 +16,9 @@ from synthlogs import Ran, job_log
 from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
 from ci_budget.history.logs import job_suite, parse_log
-from ci_budget.history.model import History, load_history
+from ci_budget.history.model import History
 from ci_budget.sharding.planners import weights_for
+from ci_budget.workspace.history_store import load_history
 
 T0 = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
 SUITE = "base-b-test-1-gpu-large"

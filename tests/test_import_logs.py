@@ -25,7 +25,7 @@ from ci_budget.app.import_logs import ImportOptions, import_logs
 from ci_budget.app.settings import Settings
 from ci_budget.app.sink import Sink
 from ci_budget.github.client import GitHubClient
-from ci_budget.history.model import load_history
+from ci_budget.workspace.history_store import load_history
 
 SUITE, SMALL = "base-b-test-1-gpu-large", "base-a-test-1-gpu-small"
 R = "test/registered/x/"

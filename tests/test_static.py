@@ -13,10 +13,11 @@ from gitrepo import git
 
 from ci_budget.budget.diff import Change, StaticReport, build_static
 from ci_budget.config import Config
-from ci_budget.history.model import History, save_history
+from ci_budget.history.model import History
 from ci_budget.models import FileResult, RegistryScan, RunMeta, RunResults
 from ci_budget.render.diff_md import LIMIT, MARKER, markdown
 from ci_budget.workspace.git import GitError, files_at, glob_dirs, glob_match, selected
+from ci_budget.workspace.history_store import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 CONFIG = '[planner]\nalgorithm = "best"\n\n[stage-timeouts]\nbase-b = 20\n'

@@ -96,7 +96,8 @@ def build(settings, options: DiffOptions):
 def _history(path: Path | None):
     if path is None:
         return None
-    from ci_budget.history.model import HistoryError, load_history
+    from ci_budget.history.model import HistoryError
+    from ci_budget.workspace.history_store import load_history
 
     try:
         return load_history(Path(path), missing_ok=False)

@@ -84,7 +84,8 @@ def seed_from_model(history: History, path: Path, progress) -> int:
 def import_logs(settings, options: ImportOptions, sink: Sink | None = None, client=None) -> int:
     """0 done (problem lines may be printed; from files: 2 when there were any), 1 GitHub stopped
     the import (what was read is saved), 2 usage or input error."""
-    from ci_budget.history.model import HistoryError, load_history, save_history
+    from ci_budget.history.model import HistoryError
+    from ci_budget.workspace.history_store import load_history, save_history
 
     sink = sink or Sink(settings)
     since = _check(options)
@@ -122,7 +123,7 @@ def _check(options: ImportOptions):
 def _from_github(settings, options, sink, client, history, since, progress):
     from ci_budget.github.actions import Actions
     from ci_budget.github.client import GitHubError, client_from_env
-    from ci_budget.history.model import save_history
+    from ci_budget.workspace.history_store import save_history
 
     if client is None:
         env = settings.env.values

@@ -33,6 +33,13 @@ class Sink:
         """`text` on stdout, ending in exactly one newline."""
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
+    def json(self, data: object) -> None:
+        """`data` as indented JSON on stdout."""
+        import json
+
+        json.dump(data, self.stdout, indent=2)
+        self.stdout.write("\n")
+
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
         print(text, file=self.stderr)

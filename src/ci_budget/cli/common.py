@@ -63,8 +63,9 @@ def history_weights(path: Path | None, registrations) -> dict[tuple[str, str], f
     a run must read the same store, or the shards would split the files differently."""
     if path is None:
         return {}
-    from ci_budget.history.model import HistoryError, load_history
+    from ci_budget.history.model import HistoryError
     from ci_budget.sharding.planners import weights_for
+    from ci_budget.workspace.history_store import load_history
 
     try:
         history = load_history(path, missing_ok=False)

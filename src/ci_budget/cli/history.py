@@ -95,28 +95,30 @@ def _add_import(actions) -> None:
     )  # fmt: skip
 
 
-def _store(args) -> None:
-    """Check the config like every command does, and place the default store: at --root when
-    one is given, else in the current directory."""
-    from ci_budget.cli.common import load
-
-    root, _ = load(args)
-    if getattr(args, "store", None) is None and not getattr(args, "file", None):
-        args.store = (root if args.root is not None else Path()) / HISTORY_STORE
-
-
 def run(args) -> int:
-    _store(args)
-    if args.history_action == "add":
-        return _add(args)
+    from ci_budget.app import history
+    from ci_budget.cli.common import settings
+
+    made = settings(args)
+    made.config  # a bad config is an error here as in every command
+    if getattr(args, "store", None) is None and not getattr(args, "file", None):
+        # the default store: at --root when one is given, else in the current directory
+        args.store = (made.root if args.root is not None else Path()) / HISTORY_STORE
     if args.history_action == "import-logs":
-        return _import(args)
-    return _show(args)
+        return _import(args, made)
+    if args.history_action == "add":
+        options = history.AddOptions(args.results, args.store, args.max_samples)
+        return history.add(made, options)
+    if args.file is not None and args.store is not None and args.file != args.store:
+        from ci_budget.app.errors import AppError
+
+        raise AppError("give the store either as FILE or as --store, not both")
+    store = args.file or args.store
+    return history.show(made, history.ShowOptions(store, args.format, args.suite))
 
 
-def _import(args) -> int:
+def _import(args, made) -> int:
     from ci_budget.app.import_logs import ImportOptions, import_logs
-    from ci_budget.app.settings import Settings
 
     options = ImportOptions(
         store=args.store, workflow=args.workflow, from_paths=list(args.from_paths),
@@ -124,81 +126,4 @@ def _import(args) -> int:
         suite=args.suite, partition_model=args.partition_model, max_samples=args.max_samples,
         repo=args.repo, reserve=args.reserve,
     )  # fmt: skip
-    return import_logs(Settings(token=args.token), options)
-
-
-def _add(args) -> int:
-    import sys
-
-    from ci_budget.cli.common import CliError
-    from ci_budget.history.model import HistoryError, load_history, load_results, save_history
-
-    if args.max_samples is not None and args.max_samples < 1:
-        raise CliError(f"--max-samples must be at least 1, not {args.max_samples}")
-    try:
-        history = load_history(args.store, args.max_samples)
-    except HistoryError as exc:
-        raise CliError(str(exc)) from None
-    bad = []
-    added = 0
-    for path in args.results:
-        try:
-            results = load_results(path)
-        except HistoryError as exc:
-            bad.append(str(exc))
-            continue
-        count = history.add_results(results)
-        added += count
-        print(f"{path}: {count} new sample(s)")
-    # Good files are kept even when others are bad: measured data is never dropped.
-    save_history(args.store, history)
-    print(f"{args.store}: {added} sample(s) added, {len(history.keys())} (file, suite) series")
-    for message in bad:
-        print(f"error: {message}", file=sys.stderr)
-    return 2 if bad else 0
-
-
-def _fmt(value) -> str:
-    return "-" if value is None else f"{value:.0f}"
-
-
-def _show(args) -> int:
-    import json
-    import sys
-
-    from ci_budget.cli.common import CliError
-    from ci_budget.history.model import HistoryError, load_history
-
-    if args.file is not None and args.store is not None and args.file != args.store:
-        raise CliError("give the store either as FILE or as --store, not both")
-    path = args.file or args.store or Path(HISTORY_STORE)
-    try:
-        history = load_history(path, missing_ok=False)
-    except HistoryError as exc:
-        raise CliError(str(exc)) from None
-    stats = [s for s in history.all_stats() if not args.suite or s.suite in args.suite]
-    if args.format == "json":
-        json.dump([s.model_dump(mode="json") for s in stats], sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")
-    rows = [
-        (
-            s.file,
-            s.suite or "(no suite)",
-            str(s.runs),
-            str(s.n),
-            _fmt(s.p50),
-            _fmt(s.p90),
-            _fmt(s.max),
-            f"{s.timeouts} (>= {s.timeout_lower_bound:.0f} s)" if s.timeouts else "0",
-            str(s.failed),
-        )
-        for s in stats
-    ]
-    from ci_budget.render.table import aligned_text
-
-    sys.stdout.write(aligned_text([header, *rows]))
-    if not rows:
-        print("(no samples)")
-    return 0
+    return import_logs(made, options)

@@ -38,49 +38,17 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    import json
-    import sys
+    from ci_budget.app.scan import ScanOptions, scan
+    from ci_budget.cli.common import settings
 
-    from ci_budget.cli.common import load
-    from ci_budget.registry.parse import select
-    from ci_budget.workspace.scan import discover, scan_paths
-
-    root, config = load(args)
-    rels = discover(root, config)
-    scan = scan_paths(root, rels, config, full=args.full, jobs=args.jobs, cache=args.cache)
-    _check_known(scan.registrations, args)
-    regs = select(scan, args.suite, args.stage, args.runner_config, args.backend)
-    if args.format == "json":
-        payload = {
-            "registrations": [r.model_dump(mode="json") for r in regs],
-            "errors": [p.model_dump(mode="json") for p in scan.errors],
-            "warnings": [p.model_dump(mode="json") for p in scan.warnings],
-        }
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        from ci_budget.render.text import registry_table
-
-        sys.stdout.write(registry_table(regs))
-        for problem in scan.errors:
-            print(f"error: {problem}", file=sys.stderr)
-        for problem in scan.warnings:
-            print(f"warning: {problem}", file=sys.stderr)
-    return 1 if scan.errors else 0
-
-
-def _check_known(registrations, args) -> None:
-    """An unknown --suite/--stage/--runner-config/--backend is a usage error, as in `run`."""
-    from ci_budget.cli.common import CliError
-
-    for flag, attr, values in (
-        ("--suite", "suite", args.suite),
-        ("--stage", "stage", args.stage),
-        ("--runner-config", "runner_config", args.runner_config),
-        ("--backend", "backend", args.backend),
-    ):
-        known = {getattr(r, attr) for r in registrations} - {None}
-        for value in values:
-            if value not in known:
-                names = ", ".join(sorted(known)) or "none registered"
-                raise CliError(f"{flag}: unknown {flag[2:]} {value!r} (known: {names})")
+    options = ScanOptions(
+        format=args.format,
+        suites=args.suite,
+        stages=args.stage,
+        runner_configs=args.runner_config,
+        backends=args.backend,
+        full=args.full,
+        jobs=args.jobs,
+        cache=args.cache,
+    )
+    return scan(settings(args), options)

@@ -33,68 +33,16 @@ def add_parser(sub):
     return p
 
 
-def _read(path: Path) -> str:
-    with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF as it is
-        return fh.read()
-
-
-def _write(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-
-
 def run(args) -> int:
-    import json
-    import sys
+    from ci_budget.app.suggest import SuggestOptions, suggest
+    from ci_budget.cli.common import settings
 
-    from ci_budget.budget.suggest import RewriteError, rewrite_est_time, significant, suggest
-    from ci_budget.cli.common import CliError, load
-    from ci_budget.history.model import HistoryError, load_history
-    from ci_budget.registry.parse import select
-    from ci_budget.workspace.scan import scan_tree
-
-    root, config = load(args)
-    try:
-        history = load_history(args.store, missing_ok=False)
-    except HistoryError as exc:
-        raise CliError(str(exc)) from None
-    scan = scan_tree(root, config)
-    regs = select(scan, suites=args.suite)
-    found = suggest(regs, history, config.thresholds, args.min_samples, include_all=args.all)
-    if args.format == "json":
-        payload = [s.model_dump(mode="json") | {"delta": s.delta} for s in found]
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        for s in found:
-            mark = "" if significant(s.est_time, s.suggested) else "  (below 30 s / 30 %)"
-            timeouts = (
-                f"; {s.timeouts} timeout(s), >= {s.timeout_lower_bound:.0f} s" if s.timeouts else ""
-            )
-            print(
-                f"{s.file}:{s.line}: {s.suite}: est_time {s.est_time:g} -> {s.suggested} "
-                f"({s.delta:+.0f} s; p90 {s.p90:.0f} s over {s.n} passing run(s){timeouts}){mark}"
-            )
-        if not found:
-            print("no est_time changes to suggest")
-    for problem in scan.errors:
-        print(f"warning: registry error, file skipped: {problem}", file=sys.stderr)
-    if not args.write:
-        return 0
-    failed = 0
-    for s in found:
-        if not significant(s.est_time, s.suggested):
-            continue
-        path = root / s.file
-        try:
-            text = _read(path)
-            _write(
-                path,
-                rewrite_est_time(text, s.file, s.suite, s.backend, s.suggested, config),
-            )
-        except (OSError, RewriteError, SyntaxError) as exc:
-            print(f"error: {s.file}:{s.line}: not rewritten: {exc}", file=sys.stderr)
-            failed += 1
-            continue
-        print(f"wrote {s.file}:{s.line}: est_time={s.suggested}", file=sys.stderr)
-    return 2 if failed else 0
+    options = SuggestOptions(
+        store=args.store,
+        suites=args.suite,
+        write=args.write,
+        format=args.format,
+        min_samples=args.min_samples,
+        include_all=args.all,
+    )
+    return suggest(settings(args), options)

@@ -1,6 +1,6 @@
 """Timing history: per (file, suite) samples taken from `RunResults` files, and statistics.
 
-The store is one JSON file. Every results file is one run; its identity is a hash of its
+The model of the store (`workspace.history_store` reads and writes it). Every results file is one run; its identity is a hash of its
 content, so adding the same file twice adds nothing. Each (file, suite) keeps its newest
 `max_samples` samples (ordered by the run's date, then by when they were added).
 
@@ -15,18 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 from datetime import datetime
-from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ci_budget import HISTORY_STORE
 from ci_budget.models import RunResults
 
 STORE_VERSION = 1
-DEFAULT_STORE = HISTORY_STORE
 DEFAULT_MAX_SAMPLES = 50
 NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
 
@@ -226,59 +221,3 @@ class History:
 
     def all_stats(self) -> list[Stats]:
         return [self.stats(file, suite) for file, suite in self.keys()]
-
-
-def load_history(path: Path, max_samples: int | None = None, missing_ok: bool = True) -> History:
-    """Read a store; a missing file is an empty store when `missing_ok`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        if not missing_ok:
-            raise HistoryError(f"{path}: no such history store") from None
-        return History(max_samples or DEFAULT_MAX_SAMPLES)
-    except OSError as exc:
-        raise HistoryError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        store = StoreFile.model_validate_json(text)
-    except ValidationError as exc:
-        raise HistoryError(f"{path}: not a ci-budget history store: {_first_error(exc)}") from None
-    if store.schema_version > STORE_VERSION:
-        raise HistoryError(
-            f"{path}: schema_version {store.schema_version} is newer than this ci-budget "
-            f"understands ({STORE_VERSION})"
-        )
-    history = History.from_store(store)
-    if max_samples is not None:
-        history.max_samples = max_samples
-    return history
-
-
-def save_history(path: Path, history: History) -> None:
-    """Write atomically: a crash mid-write never leaves a truncated store behind."""
-    data = history.to_store().model_dump_json(indent=1, exclude_defaults=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def load_results(path: Path) -> RunResults:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HistoryError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        return RunResults.model_validate_json(text)
-    except ValidationError as exc:
-        raise HistoryError(f"{path}: not a results file: {_first_error(exc)}") from None
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"

@@ -15,7 +15,16 @@ from ci_budget.models import SCHEMA_VERSION, FileResult, RunMeta, RunResults
 
 
 class ResultsError(Exception):
-    """A result file that cannot be used; the message names it."""
+    """A result file that cannot be used; the message names it. `fields`: the schema errors
+    (`key: message`), when the file is JSON of the wrong shape."""
+
+    def __init__(self, message: str, fields: list[str] | None = None):
+        super().__init__(message)
+        self.fields = fields or []
+
+    def briefly(self, path) -> str:
+        """One line for commands that list many files: the first schema error, else the message."""
+        return f"{path}: not a results file: {self.fields[0]}" if self.fields else str(self)
 
 
 def expand(patterns: list[str]) -> list[Path]:
@@ -56,27 +65,36 @@ def read_json(path: Path) -> object:
 
 
 def parse_results(data: object, source: str) -> RunResults:
+    """A ci-budget results file's data, checked: its schema version, then its shape."""
     if not isinstance(data, dict):
         raise ResultsError(f"{source}: expected a JSON object, found {type(data).__name__}")
     version = data.get("schema_version")
-    if version is None:
-        raise ResultsError(f"{source}: no schema_version: not a ci-budget results file")
-    if version != SCHEMA_VERSION:
+    if version is not None and version != SCHEMA_VERSION:
         raise ResultsError(
             f"{source}: schema_version {version!r} is not supported "
             f"(this ci-budget reads {SCHEMA_VERSION})"
         )
     try:
-        return RunResults.model_validate(data)
+        results = RunResults.model_validate(data)
     except ValidationError as exc:
-        details = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ResultsError(f"{source}: {details}") from None
+        fields = [
+            f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+            for e in exc.errors()
+        ]
+        raise ResultsError(f"{source}: {'; '.join(fields)}", fields) from None
+    if version is None:
+        raise ResultsError(f"{source}: no schema_version: not a ci-budget results file")
+    return results
+
+
+def read_results(path: Path) -> RunResults:
+    """One results file (the path taken as it is, never as a glob)."""
+    return parse_results(read_json(path), str(path))
 
 
 def load_results(patterns: list[str]) -> list[RunResults]:
-    return [parse_results(read_json(path), str(path)) for path in expand(patterns)]
+    """Results files by path or glob, in the order given."""
+    return [read_results(path) for path in expand(patterns)]
 
 
 def load_json_reports(patterns: list[str]) -> list[RunResults]:

@@ -1,0 +1,99 @@
+"""Use case `arch` (check): guard-table rows flagged for the CI architecture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+
+@dataclass
+class CheckOptions:
+    files: list[str] = field(default_factory=list)
+    suites: list[str] = field(default_factory=list)
+    arch: str | None = None
+    format: str = "table"
+    fail_on_flags: bool = False
+
+
+def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
+    """Exit 1 with `fail_on_flags` when a row is unverified or silent on its CI arch."""
+    from ci_budget.app.fill import given_arch
+    from ci_budget.app.tables import table_rows
+    from ci_budget.arch.flags import SILENT, UNVERIFIED
+
+    sink = sink or Sink(settings)
+    arch = given_arch(options.arch, settings.config.gpu_arch_map())
+    if not options.files and not options.suites:
+        raise AppError("give test files or --suite")
+    rows, problems = [], []
+    for rels, ci_arch in _groups(settings, options, arch):
+        r, p = table_rows(settings, rels, ci_arch)
+        rows.extend(r)
+        problems.extend(p)
+    if options.format == "json":
+        sink.json(
+            {
+                "rows": [r.model_dump(mode="json") for r in rows],
+                "problems": [p.model_dump(mode="json") for p in problems],
+            }
+        )
+    else:
+        sink.stdout.write(_table(rows))
+        for problem in problems:
+            sink.error(str(problem))
+    flagged = any(f in (UNVERIFIED, SILENT) for r in rows for f in r.flags)
+    return 1 if options.fail_on_flags and flagged else 0
+
+
+def _groups(settings, options: CheckOptions, arch: str | None):
+    """(files, CI arch) groups: the given files under --arch, and each suite's files under its
+    runner config's arch."""
+    from ci_budget.workspace.sources import repo_relative
+
+    root, config = settings.root, settings.config
+    groups: list[tuple[list[str], str | None]] = []
+    if options.files:
+        rels = [repo_relative(root, f) for f in options.files]
+        for given, rel in zip(options.files, rels, strict=True):
+            if not (root / rel).is_file():
+                raise AppError(f"{given}: no such file")
+        groups.append((rels, arch))
+    if options.suites:
+        from ci_budget.registry.parse import select
+        from ci_budget.workspace.scan import scan_tree
+
+        regs = select(scan_tree(root, config), suites=options.suites)
+        if not regs:
+            raise AppError(f"--suite {', '.join(options.suites)}: no registered files")
+        by_arch: dict[str | None, list[str]] = {}
+        for reg in regs:
+            runner = config.runner(reg.runner_config)
+            key = arch or (runner.arch if runner else None)
+            if reg.file not in by_arch.setdefault(key, []):
+                by_arch[key].append(reg.file)
+        groups.extend((files, a) for a, files in by_arch.items())
+    return groups
+
+
+def _table(rows) -> str:
+    from ci_budget.render.table import aligned_text
+
+    if not rows:
+        return "no measured tables found\n"
+    archs = sorted({a for r in rows for a in r.reverted})
+    head = ["file:line", "group", "case", *[f"reverted {a}" for a in archs], "fixed", "ci", "flags"]
+    body = [
+        [
+            f"{r.file}:{r.line}",
+            r.group or "",
+            r.case,
+            *[r.reverted[a].raw or "(empty)" if a in r.reverted else "" for a in archs],
+            r.fixed.raw if r.fixed else "",
+            r.ci_arch or "?",
+            ", ".join(r.flags),
+        ]
+        for r in rows
+    ]
+    return aligned_text([head, *body])

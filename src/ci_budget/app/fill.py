@@ -1,0 +1,112 @@
+"""Use case `fill` (`ci-budget arch-table`): a file's guard tables, optionally filled with a
+run's recorded values in the column of the run's architecture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+
+@dataclass
+class FillOptions:
+    file: str
+    fill_from: list[Path] = field(default_factory=list)  # results files
+    arch: str | None = None  # default: the results' detected GPU
+    reverted: bool = False  # fill the "fix reverted" column
+    property: str = "avg_kl_div"
+    write: bool = False
+
+
+def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
+    """Print the tables (exit 1 when there are none), or the filled rows (exit 1 when nothing
+    matched, 2 on a bad table)."""
+    from ci_budget.arch.flags import parse_source
+    from ci_budget.workspace.sources import repo_relative
+
+    sink = sink or Sink(settings)
+    root, amap = settings.root, settings.config.gpu_arch_map()
+    rel = repo_relative(root, options.file)
+    try:
+        source = (root / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AppError(f"{options.file}: cannot read: {exc}") from None
+    if options.write and not options.fill_from:
+        raise AppError("--write needs --fill-from")
+    rows, problems, tables = parse_source(source, rel, amap)
+    for problem in problems:
+        sink.error(str(problem))
+    if not options.fill_from:
+        for node, line_map, table in tables:
+            lines = node.value.split("\n")
+            sink.echo(f"{rel}:{line_map[table.first] or node.lineno}:")
+            sink.echo("\n".join(lines[table.first : table.last + 1]))
+        return 0 if tables else 1
+    return _fill(settings, options, sink, rel, source, rows)
+
+
+def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, rows) -> int:
+    from ci_budget.arch.flags import attach_measured, fill_source
+    from ci_budget.arch.table import ArchTableError
+
+    amap = settings.config.gpu_arch_map()
+    arch = given_arch(options.arch, amap)
+    results = _results(options.fill_from)
+    arch = arch or detected_arch(results, amap)
+    match_problems: list = []
+    attach_measured(rows, results, arch, options.property, match_problems, amap)
+    for problem in match_problems:
+        sink.warn(str(problem))
+    try:
+        new, touched, fill_problems = fill_source(source, rel, rows, arch, options.reverted, amap)
+    except ArchTableError as exc:
+        raise AppError(str(exc)) from None
+    for problem in fill_problems:
+        sink.error(str(problem))
+    if not touched:
+        sink.note(f"no measured '{options.property}' matched a row of {rel} for {arch}")
+        return 1
+    for line, lines in touched:
+        sink.echo(f"{rel}:{line}:")
+        sink.echo("\n".join(lines))
+    if options.write and new != source:
+        (settings.root / rel).write_text(new, encoding="utf-8")
+        sink.note(f"wrote {rel}")
+    return 1 if fill_problems else 0
+
+
+def given_arch(given: str | None, amap) -> str | None:
+    """--arch as an architecture (None when not given)."""
+    from ci_budget.arch.table import normalize_arch
+
+    if not given:
+        return None
+    arch = normalize_arch(given, amap)
+    if arch is None:
+        raise AppError(f"--arch {given}: not an architecture or a known GPU name")
+    return arch
+
+
+def detected_arch(results, amap) -> str:
+    """The one architecture the results' GPUs name."""
+    from ci_budget.arch.table import normalize_arch
+
+    found = {normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu}
+    found.discard(None)
+    if len(found) != 1:
+        raise AppError("cannot tell the run's architecture from the results; pass --arch")
+    return found.pop()
+
+
+def _results(paths) -> list:
+    from ci_budget.workspace.result_files import ResultsError, read_results
+
+    out = []
+    for path in paths:
+        try:
+            out.append(read_results(Path(path)))
+        except ResultsError as exc:
+            raise AppError(exc.briefly(path)) from None
+    return out

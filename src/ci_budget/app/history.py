@@ -1,0 +1,118 @@
+"""Use cases `history add` and `history show`, and the store as the other use cases open it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_budget import HISTORY_STORE
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+
+def open_store(path: Path, max_samples: int | None = None, missing_ok: bool = False, what=""):
+    """The History at `path`; an AppError (prefixed with `what`) when it cannot be used."""
+    from ci_budget.history.model import HistoryError
+    from ci_budget.workspace.history_store import load_history
+
+    try:
+        return load_history(path, max_samples, missing_ok=missing_ok)
+    except HistoryError as exc:
+        raise AppError(f"{what}{exc}") from None
+
+
+def measured_weights(path: Path | None, registrations) -> dict[tuple[str, str], float]:
+    """(file, suite) -> measured p90 from the store at `path` ({} without one). Every shard of
+    a run must read the same store, or the shards would split the files differently."""
+    if path is None:
+        return {}
+    from ci_budget.sharding.planners import weights_for
+
+    history = open_store(path, what="--history: ")
+    regs = list(registrations)
+    return {
+        (reg.file, reg.suite): seconds
+        for reg, (_, seconds) in zip(regs, weights_for(regs, history), strict=True)
+    }
+
+
+@dataclass
+class AddOptions:
+    results: list[Path]
+    store: Path = Path(HISTORY_STORE)
+    max_samples: int | None = None
+
+
+def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
+    """Add results files to the store; exit 2 when any was unusable (the others are kept)."""
+    from ci_budget.workspace.history_store import save_history
+    from ci_budget.workspace.result_files import ResultsError, read_results
+
+    sink = sink or Sink(settings)
+    if options.max_samples is not None and options.max_samples < 1:
+        raise AppError(f"--max-samples must be at least 1, not {options.max_samples}")
+    history = open_store(options.store, options.max_samples, missing_ok=True)
+    bad = []
+    added = 0
+    for path in options.results:
+        try:
+            results = read_results(path)
+        except ResultsError as exc:
+            bad.append(exc.briefly(path))
+            continue
+        count = history.add_results(results)
+        added += count
+        sink.echo(f"{path}: {count} new sample(s)")
+    # Good files are kept even when others are bad: measured data is never dropped.
+    save_history(options.store, history)
+    sink.echo(
+        f"{options.store}: {added} sample(s) added, {len(history.keys())} (file, suite) series"
+    )
+    for message in bad:
+        sink.error(message)
+    return 2 if bad else 0
+
+
+@dataclass
+class ShowOptions:
+    store: Path = Path(HISTORY_STORE)
+    format: str = "table"
+    suites: list[str] = field(default_factory=list)
+
+
+def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
+    sink = sink or Sink(settings)
+    history = open_store(options.store)
+    stats = [s for s in history.all_stats() if not options.suites or s.suite in options.suites]
+    if options.format == "json":
+        sink.json([s.model_dump(mode="json") for s in stats])
+        return 0
+    sink.stdout.write(_table(stats))
+    if not stats:
+        sink.echo("(no samples)")
+    return 0
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _table(stats) -> str:
+    from ci_budget.render.table import aligned_text
+
+    header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")
+    rows = [
+        (
+            s.file,
+            s.suite or "(no suite)",
+            str(s.runs),
+            str(s.n),
+            _fmt(s.p50),
+            _fmt(s.p90),
+            _fmt(s.max),
+            f"{s.timeouts} (>= {s.timeout_lower_bound:.0f} s)" if s.timeouts else "0",
+            str(s.failed),
+        )
+        for s in stats
+    ]
+    return aligned_text([header, *rows])
