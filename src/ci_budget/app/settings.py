@@ -59,6 +59,11 @@ class Settings:
         except ConfigError as exc:
             raise AppError(str(exc)) from None
 
+    def check(self) -> Settings:
+        """Resolve the root and read the config now, so their errors come first."""
+        _ = self.config
+        return self
+
     @property
     def token(self) -> str | None:
         return self.env.token

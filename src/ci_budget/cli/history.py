@@ -99,8 +99,7 @@ def run(args) -> int:
     from ci_budget.app import history
     from ci_budget.cli.common import settings
 
-    made = settings(args)
-    made.config  # a bad config is an error here as in every command
+    made = settings(args).check()  # a bad config is an error here as in every command
     if getattr(args, "store", None) is None and not getattr(args, "file", None):
         # the default store: at --root when one is given, else in the current directory
         args.store = (made.root if args.root is not None else Path()) / HISTORY_STORE
