@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from ci_budget.budget.status import budget_status, build_report, suggest, worst_status
+from ci_budget.budget.status import budget_status, build_report, worst_status
+from ci_budget.budget.suggest import suggested_value
 from ci_budget.config import Config, Thresholds
 from ci_budget.models import (
     ClassTiming,
@@ -92,15 +93,17 @@ def test_custom_thresholds():
     assert budget_status("passed", 1.11, config) == "over"
     assert budget_status("passed", 0.3, config) == "ok"
     assert budget_status("passed", 0.19, config) == "stale"
-    assert suggest(100, config) == 180  # 150 rounded up to a multiple of 60
+    assert suggested_value(100, config.thresholds) == 180  # 150 rounded up to a multiple of 60
 
 
 def test_suggestion_rounds_up_and_is_exact_on_multiples():
-    assert suggest(100, CONFIG) == 120  # 100 * 1.2 is 120.00000000000001 in floats
-    assert suggest(100.01, CONFIG) == 130
-    assert suggest(901, CONFIG) == 1090  # 1081.2 -> 1090
+    t = CONFIG.thresholds
+    assert suggested_value(100, t) == 120  # 100 * 1.2 is 120.00000000000001 in floats
+    assert suggested_value(100.01, t) == 130
+    assert suggested_value(901, t) == 1090  # 1081.2 -> 1090
     assert one(790, 900).suggestion == 1080  # exact multiple stays
-    assert one(790, 700).suggestion == 840  # near
+    assert one(790, 700).suggestion is None  # near: 840 is only 6 % more (the 30 s / 30 % rule)
+    assert one(100, 140).suggestion == 170  # over by enough to clear the rule
     assert one(790, 100).suggestion == 120  # stale: shrink the budget
     assert one(790, 500).suggestion is None  # ok
     assert one(790, 900, "failed").suggestion is None

@@ -197,3 +197,55 @@ def test_all_never_raises_a_budget_the_runs_fit_in():
     assert suggest([reg], fast, Thresholds(), include_all=True) == []
     slow = _history([("a.py", "s")], [6.0])  # over its 5 s: 5 -> 10 is right
     assert [s.suggested for s in suggest([reg], slow, Thresholds(), include_all=True)] == [10]
+
+
+def test_report_and_suggest_follow_one_rule(tmp_path: Path):
+    # est_time 100 everywhere; 85 s is within 30 s / 30 % of it, 140 s and 40 s are not.
+    import json
+
+    tests = tmp_path / "test" / "registered"
+    tests.mkdir(parents=True)
+    measured = {"near.py": 85.0, "over.py": 140.0, "stale.py": 40.0}
+    for name in measured:
+        (tests / name).write_text(
+            'register_cuda_ci(est_time=100, stage="base-b", runner_config="1-gpu-large")' + MAIN
+        )
+    suite = "base-b-test-1-gpu-large"
+    files = [
+        {"path": f"test/registered/{name}", "suite": suite, "elapsed": s, "status": "passed"}
+        for name, s in measured.items()
+    ]
+    results = tmp_path / "results.json"
+    results.write_text(
+        json.dumps({"schema_version": 1, "meta": {"suites": [suite]}, "files": files})
+    )
+    store = tmp_path / "history.json"
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ci_budget.cli", *args],
+            capture_output=True, text=True, check=False, cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    cli("history", "add", str(results), "--store", str(store))
+    report = json.loads(
+        cli("report", "--root", str(tmp_path), "--results", str(results), "--format", "json",
+            "--out", str(tmp_path / "report.md"))
+    )  # fmt: skip
+    from_report = {
+        line["file"]: line["suggestion"] for line in report["lines"] if line["suggestion"]
+    }
+    suggested = json.loads(cli("suggest", "--root", str(tmp_path), "--store", str(store),
+                               "--format", "json"))  # fmt: skip
+    from_suggest = {s["file"]: s["suggested"] for s in suggested}
+    assert (
+        from_report
+        == from_suggest
+        == {
+            "test/registered/over.py": 170,
+            "test/registered/stale.py": 50,
+        }
+    )
+    assert "est_time=110" not in (tmp_path / "report.md").read_text(encoding="utf-8")

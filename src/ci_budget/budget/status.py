@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from ci_budget.budget.suggest import proposal
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchRow,
@@ -28,7 +29,7 @@ STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "cancelled",
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
 ATTENTION = STATUS_ORDER[: _RANK["near"]]  # timed out, over or failed: never cut from a report
 WORTH_A_WORD = STATUS_ORDER[: _RANK["near"] + 1]  # what `worst_status` reports; else "ok"
-SUGGEST_FOR = ("over", "near", "timeout", "stale")
+SUGGEST_FOR = ("over", "near", "stale")  # and timeouts, with their limit as a lower bound
 UNREGISTERED = "(unregistered)"
 
 
@@ -49,14 +50,6 @@ def budget_status(file_status: str, ratio: float | None, config: Config) -> str:
     if ratio < t.stale:
         return "stale"
     return "ok"
-
-
-def suggest(seconds: float, config: Config) -> int:
-    """seconds x (1 + margin), rounded up to a multiple of `round_to`."""
-    t = config.thresholds
-    steps = seconds * (1 + t.margin) / t.round_to
-    # round() first so 100 * 1.2 = 120.00000000000001 stays 120, not 130.
-    return int(math.ceil(round(steps, 6))) * t.round_to
 
 
 def pick(old: FileResult, new: FileResult) -> FileResult:
@@ -138,20 +131,18 @@ def budget_line(
         status = "ok"
     message = result.message
     suggestion = None
-    if status in SUGGEST_FOR and measured is not None:
-        if status == "timeout":
-            floor = max(measured, result.timeout or 0.0)
-            suggestion = suggest(floor, config)
-            note = f"est_time={suggestion} is a lower bound (the real run time is unknown)"
-            if not (message or "").startswith("timed out"):  # the runner's message says it
-                note = f"timed out after {floor:.0f}s; {note}"
-            message = f"{message}; {note}" if message else note
-        else:
-            suggestion = suggest(measured, config)
-            if status == "stale" and suggestion >= est:
-                suggestion = None  # rounding would not lower a too generous budget
-    elif reg is None and measured is not None and result.status == "passed":
-        suggestion = suggest(measured, config)
+    if status == "timeout" and measured is not None:
+        floor = max(measured, result.timeout or 0.0)
+        suggestion = proposal(est, floor, config.thresholds)
+        bound = f"est_time={suggestion} is a lower bound " if suggestion else ""
+        note = f"{bound}(the real run time is unknown)"
+        if not (message or "").startswith("timed out"):  # the runner's message says it
+            note = f"timed out after {floor:.0f}s; {note}"
+        message = f"{message}; {note}" if message else note
+    elif measured is not None and (
+        status in SUGGEST_FOR or (reg is None and result.status == "passed")
+    ):
+        suggestion = proposal(est, measured, config.thresholds)
     return BudgetLine(
         file=result.path,
         suite=suite,

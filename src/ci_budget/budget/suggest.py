@@ -1,9 +1,10 @@
-"""New est_time values from measured history, and the in-place rewrite of the literal. Pure.
+"""New est_time values from measured time, and the in-place rewrite of the literal. Pure.
 
-A suggestion is p90 x (1 + margin), rounded up to a multiple of `round_to`, over passing runs
-only. It is reported when the change is significant by sglang's rule: at least 30 s and at
-least 30 % of the current est_time. The rewrite changes only the characters of the est_time
-literal (found through the AST node's positions), so formatting and comments stay as they are.
+The one suggestion rule, used by the report (this run's measured time) and by `ci-budget
+suggest` (p90 of the passing runs in the history): `proposal` = seconds x (1 + margin), rounded
+up to a multiple of `round_to`, offered only when it changes est_time by at least 30 s and at
+least 30 % (sglang's rule against churn). The rewrite changes only the characters of the
+est_time literal (found through the AST node's positions), so formatting and comments stay.
 """
 
 from __future__ import annotations
@@ -44,14 +45,30 @@ class RewriteError(Exception):
     """The registration or its literal is not where the scan said; names file:line."""
 
 
-def suggested_value(p90: float, thresholds: Thresholds) -> int:
-    step = thresholds.round_to
-    return int(math.ceil(p90 * (1 + thresholds.margin) / step - 1e-9) * step)
+def suggested_value(seconds: float, thresholds: Thresholds) -> int:
+    """seconds x (1 + margin), rounded up to a multiple of `round_to`."""
+    steps = seconds * (1 + thresholds.margin) / thresholds.round_to
+    # round() first so 100 * 1.2 = 120.00000000000001 stays 120, not 130.
+    return int(math.ceil(round(steps, 6))) * thresholds.round_to
 
 
 def significant(old: float, new: float) -> bool:
     delta = abs(new - old)
     return delta >= MIN_DELTA_S and delta >= MIN_DELTA_RATIO * old
+
+
+def proposal(
+    est_time: float, seconds: float, thresholds: Thresholds, any_size: bool = False
+) -> int | None:
+    """The est_time to suggest for a file that takes `seconds`, or None when the change would
+    be below 30 s or 30 % of `est_time` (unless `any_size`) or would raise a budget the runs
+    already fit in (only rounding up would)."""
+    new = suggested_value(seconds, thresholds)
+    if seconds <= est_time < new:
+        return None
+    if not any_size and not significant(est_time, new):
+        return None
+    return new
 
 
 def suggest(
@@ -68,10 +85,8 @@ def suggest(
         stats = history.stats(reg.file, reg.suite)
         if stats.p90 is None or stats.n < min_samples:
             continue
-        new = suggested_value(stats.p90, thresholds)
-        if stats.p90 <= reg.est_time < new:
-            continue  # rounding up would raise a budget the runs already fit in
-        if not include_all and not significant(reg.est_time, new):
+        new = proposal(reg.est_time, stats.p90, thresholds, any_size=include_all)
+        if new is None:
             continue
         out.append(
             Suggestion(
