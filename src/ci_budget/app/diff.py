@@ -36,9 +36,10 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     if fmt == "terminal":
         from ci_budget.render.diff_text import terminal
 
-        sink.echo(terminal(report))
+        text = terminal(report)
     else:
-        sink.echo(as_json if fmt == "json" else md)
+        text = as_json if fmt == "json" else md
+    sink.report(text, options.out, explicit=options.format is not None, wrap=fmt != "json")
     sink.flush()
     sink.summary(md)
     sink.outputs(

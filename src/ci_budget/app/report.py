@@ -52,7 +52,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         "terminal": lambda: terminal(built, options.classes),
         "json": lambda: json_text(built),
     }[fmt]()
-    sink.echo(text)
+    sink.report(text, options.out, explicit=options.format is not None, wrap=fmt != "json")
     sink.summary(md)
     statuses = [line.status for line in built.lines]
     sink.outputs(

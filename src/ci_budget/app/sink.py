@@ -40,6 +40,13 @@ class Sink:
         json.dump(data, self.stdout, indent=2)
         self.stdout.write("\n")
 
+    def report(self, text: str, path: Path, explicit: bool, wrap: bool = True) -> None:
+        """A report on stdout with no workflow command from its data (`workflow.show_report`):
+        in Actions only where it is, unless a format was asked for."""
+        from ci_budget.github.workflow import show_report
+
+        show_report(text, path, explicit, wrap, env=self.settings.env.values, out=self.stdout)
+
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
         print(text, file=self.stderr)

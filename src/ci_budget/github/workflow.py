@@ -2,24 +2,77 @@
 
 Every function here is a no-op-safe writer: when the variable is unset (a local shell) it does
 nothing or prints where a human reads it.
+
+The runner reads every line a step prints (lines end at `\n`, `\r` or `\r\n`) and treats one
+that starts, after blanks, with `::` or `##[` as a workflow command: a fake annotation,
+`add-mask`, `stop-commands`. Text from data reaches the log only through `log_text` (or
+`print_report`), and annotation values are escaped as GitHub's toolkit escapes them.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TextIO
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects step summaries over 1 MiB
+ZWSP = "\u200b"  # not whitespace to the runner, so a line starting with it is no command
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_COMMAND = re.compile(r"\s*(?:::|##\[)")
 
 
 def _escape_data(value: str) -> str:
+    """As `escapeData` in @actions/core: `%`, `\r`, `\n`."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(value: str) -> str:
+    """As `escapeProperty` in @actions/core: also `:` and `,`."""
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_text(text: str) -> str:
+    """`text` safe to print in a job log: every `\r` ends a line as the runner would read it,
+    and a line that would read as a workflow command gets a zero-width space in front."""
+    lines = _LINE_END.split(text)
+    return "\n".join(ZWSP + line if _COMMAND.match(line) else line for line in lines)
+
+
+def show_report(
+    text: str,
+    path: Path,
+    explicit: bool,
+    wrap: bool = True,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """The report on stdout, except in Actions when no format was asked for: there it is in
+    the step summary and `path`, and the log gets one line saying so (data stays out of it)."""
+    if in_actions(env) and not explicit:
+        text, wrap = f"ci-budget: the report is in {path} and in the step summary", False
+    print_report(text, env=env, out=out, wrap=wrap)
+
+
+def print_report(
+    text: str, env: Mapping[str, str] | None = None, out: TextIO | None = None, wrap: bool = True
+) -> None:
+    """Print a report whose text comes partly from data. Lines are defused by `log_text`; in
+    Actions, with `wrap`, the whole is also fenced by `::stop-commands::TOKEN` ... `::TOKEN::`
+    (a random token), so the runner reads no command in it at all. JSON needs no fence: its
+    strings cannot hold a line break, so no line of it starts with `::` or `##[`."""
+    out = sys.stdout if out is None else out
+    env = os.environ if env is None else env
+    text = log_text(text)
+    text = text if text.endswith("\n") else text + "\n"
+    if wrap and in_actions(env):
+        token = secrets.token_hex(16)
+        text = f"::stop-commands::{token}\n{text}::{token}::\n"
+    out.write(text)
+    out.flush()
 
 
 def set_outputs(values: Mapping[str, object], env: Mapping[str, str] | None = None) -> bool:

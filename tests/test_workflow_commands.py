@@ -1,0 +1,132 @@
+"""No workflow commands from data: what ci-budget prints in a job log is read here the way the
+Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::` and
+`##[` start commands; `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
+commands found are the ones ci-budget meant to write."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_budget.github.workflow import annotation, log_text, print_report
+
+DATA = [
+    "\r##[error]PWN fake annotation",
+    "::add-mask::PWN",
+    "x\n::error file=a.py::PWN",
+    "  ::warning::PWN indented",
+    "\r\n\t##[group]PWN",
+    "::stop-commands::pwn",
+    "\u2028::notice::PWN separator",
+]
+
+
+def runner_commands(log: str) -> list[str]:
+    """The workflow commands the runner would execute for this step output."""
+    commands, stop_token = [], None
+    for line in re.split(r"\r\n|\r|\n", log):
+        text = line.lstrip()  # .NET TrimStart: whitespace only (not U+200B)
+        if stop_token is not None:
+            if text == f"::{stop_token}::":
+                stop_token = None
+            continue
+        if text.startswith("::stop-commands::"):
+            stop_token = text[len("::stop-commands::") :]
+        if text.startswith(("::", "##[")):
+            commands.append(text)
+    return commands
+
+
+def unescape(value: str, prop: bool) -> str:
+    """The runner's unescaping of command data (and, for properties, `:` and `,`)."""
+    pairs = [("%0D", "\r"), ("%0A", "\n")] + ([("%3A", ":"), ("%2C", ",")] if prop else [])
+    for code, char in pairs + [("%25", "%")]:
+        value = value.replace(code, char)
+    return value
+
+
+@pytest.mark.parametrize("text", DATA)
+def test_log_text_leaves_no_command(text):
+    original = f"report line\n{text}\nlast line"
+    safe = log_text(original)
+    assert runner_commands(original) != []  # each would be a command as it is
+    assert runner_commands(safe) == []
+    assert safe.replace("\u200b", "") == re.sub(r"\r\n|\r", "\n", original)  # same text
+
+
+def test_print_report_fences_the_report_in_actions():
+    out = io.StringIO()
+    print_report("\n".join(DATA), env={"GITHUB_ACTIONS": "true"}, out=out)
+    lines = out.getvalue().splitlines()
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0]).group(1)
+    assert lines[-1] == f"::{token}::" and out.getvalue().count(token) == 2
+    assert runner_commands(out.getvalue()) == [lines[0]]  # the fence only
+    # outside Actions nothing is added, and the lines are still defused
+    out = io.StringIO()
+    print_report("\n".join(DATA), env={}, out=out)
+    assert not out.getvalue().startswith("::stop-commands::")
+    assert runner_commands(out.getvalue()) == []
+
+
+@pytest.mark.parametrize("text", DATA + ["50% of 1,2: a::b"])
+def test_annotation_round_trips_through_the_runner(text):
+    command = annotation("warning", text, file=f"t/{text}.py", line=3, title=text)
+    assert runner_commands(command) == [command]  # one line, one command
+    head, data = command[2:].split("::", 1)
+    level, props = head.split(" ", 1)
+    fields = dict(p.split("=", 1) for p in props.split(","))
+    assert level == "warning"
+    assert unescape(data, prop=False) == text
+    assert unescape(fields["file"], prop=True) == f"t/{text}.py"
+    assert unescape(fields["title"], prop=True) == text
+    assert fields["line"] == "3"
+
+
+SUITE = "base-b-test-1-gpu-large"
+TEST_FILE = 'register_cuda_ci(est_time=10, stage="base-b", runner_config="1-gpu-large")\n'
+
+
+@pytest.mark.parametrize("fmt", ["terminal", "markdown", "json", None])
+def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
+    tests = tmp_path / "test" / "registered"
+    tests.mkdir(parents=True)
+    files = []
+    for i, text in enumerate(DATA):
+        (tests / f"t{i}.py").write_text(TEST_FILE)
+        files.append(
+            {
+                "path": f"test/registered/t{i}.py",
+                "elapsed": 30.0,
+                "status": ["failed", "timeout", "passed"][i % 3],
+                "timeout": 30.0,
+                "message": text,
+                "in_flight": text,
+                "classes": [{"name": text, "total": 20.0}],
+            }
+        )
+    files.append({"path": DATA[0], "elapsed": 5.0, "status": "passed"})  # not registered
+    meta = {"suites": [SUITE], "runner_config": DATA[1], "gpu": {"name": DATA[3], "count": 1}}
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps({"schema_version": 1, "meta": meta, "files": files}))
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GITHUB_")}
+    env["GITHUB_ACTIONS"] = "true"
+    args = ["--format", fmt] if fmt else []
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path)]
+        + ["--results", str(results), *args],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    commands = runner_commands(proc.stdout) + runner_commands(proc.stderr)
+    fences = [c for c in commands if c.startswith("::stop-commands::")]
+    assert len(fences) == (1 if fmt in ("terminal", "markdown") else 0)
+    commands = [c for c in commands if c not in fences]
+    assert commands, proc.stdout  # the annotations of the over/timed-out files
+    assert all(re.match(r"::(warning|error) file=test/registered/t\d\.py,", c) for c in commands)
+    assert not any("PWN" in c or "add-mask" in c for c in commands)
