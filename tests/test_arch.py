@@ -18,7 +18,6 @@ from ci_budget.arch.flags import (
     match_row,
     parse_source,
     prose_arch,
-    rows_for_files,
 )
 from ci_budget.arch.table import normalize_arch, parse_cell
 from ci_budget.config import Config
@@ -31,6 +30,7 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.models import TestTiming as Timing
+from ci_budget.workspace.guards import rows_for_files
 
 FIXTURES = Path(__file__).parent / "fixtures" / "arch"
 SGLANG = "test_unified_radix_cache_kl_hybrid_bitexact.py"
@@ -228,8 +228,8 @@ def test_markdown_table():
     ]
 
 
-def _results(arch: str | None, cases: list[tuple[str, dict]]) -> RunResults:
-    path = f"test/registered/{SGLANG}"
+def _results(arch: str | None, cases: list[tuple[str, dict]], path: str = "") -> RunResults:
+    path = path or f"test/registered/{SGLANG}"
     classes: dict[str, ClassTiming] = {}
     for nodeid, props in cases:
         cls = nodeid.rsplit("::", 1)[0]
@@ -242,43 +242,62 @@ def _results(arch: str | None, cases: list[tuple[str, dict]]) -> RunResults:
     )
 
 
-def test_attach_measured_heuristics_and_explicit_case():
+def test_attach_measured_by_the_rule_and_explicit_case():
     rows, _ = rows_for_files(FIXTURES, [SGLANG], Config())
     p = f"test/registered/{SGLANG}"
     res = _results(
         "sm90",
         [
-            (f"{p}::TestLazyPrefill::test_prefill_cache_hit", {"avg_kl_div": 1.5e-06}),
+            (f"{p}::TestKLLazy::test_prefill_cache_hit", {"avg_kl_div": 1.5e-06}),
             (f"{p}::TestKL::test_prefill_cache_hit", {"avg_kl_div": 2.5e-06}),
             (f"{p}::TestKL::test_logprobs_match[x]", {"avg_kl_div": "0.0"}),
-            (f"{p}::TestKL::test_multiturn_branching", {"avg_kl_div": 3.0}),  # two rows
+            (f"{p}::TestKL::test_multiturn_branching", {"avg_kl_div": 3.0}),  # no such row
             (f"{p}::TestKL::test_other", {"avg_kl_div": 4.0, "kl_case": "#29792 multiturn branching"}),
             (f"{p}::TestKL::test_decode_cache_hit", {"avg_kl_div": "oops"}),
         ],
     )  # fmt: skip
     problems = []
-    attach_measured(rows, [res], problems=problems)
+    matching = attach_measured(rows, [res], problems=problems)
     got = {(r.group, r.case): r.measured for r in rows}
     assert got[("#34184", "lazy test_prefill_cache_hit")] == {"sm90": 1.5e-06}
     assert got[("#34184", "test_prefill_cache_hit")] == {"sm90": 2.5e-06}
     assert got[("#34184", "test_logprobs_match")] == {"sm90": 0.0}
     assert got[("#29792", "multiturn branching")] == {"sm90": 4.0}
-    assert got[("#34184", "multiturn branching")] == {"sm90": 3.0}  # both rows, but named wins
+    assert got[("#34184", "multiturn branching")] == {}  # never guessed from the words
     assert got[("#34184", "test_decode_cache_hit")] == {}
+    assert [m.nodeid.rsplit("::", 1)[1] for m in matching.unmatched] == ["test_multiturn_branching"]
     messages = [p.message for p in problems]
     assert any("avg_kl_div is not a number" in m for m in messages)
+    assert any("test_multiturn_branching: value 3.0 matches no row" in m for m in messages)
     problems = []
     attach_measured(rows, [_results(None, [])], problems=problems)
     assert "no detected GPU arch" in problems[0].message
 
 
-def test_match_row_needs_every_word():
+def test_match_row_rule_mapping_and_case():
     rows = [ArchRow(file="f", line=1, case=c) for c in ("lazy test_x", "test_x", "chunked")]
-    assert [r.case for r in match_row(rows, "f::TestLazy::test_x")] == ["lazy test_x"]
-    assert [r.case for r in match_row(rows, "f::TestEager::test_x")] == ["test_x"]
-    assert [r.case for r in match_row(rows, "f::T::test_chunked_prefill")] == ["chunked"]
-    assert match_row(rows, "f::T::test_y") == []
+    classes = {"TestEager", "TestEagerLazy", "TestOther"}
+    assert [r.case for r in match_row(rows, "f::TestEagerLazy::test_x", None, classes)] == [
+        "lazy test_x"
+    ]
+    assert [r.case for r in match_row(rows, "f::TestEager::test_x", None, classes)] == ["test_x"]
+    assert match_row(rows, "f::T::test_chunked_prefill") == []  # words alone never match
+    mapping = {"chunked": "T::test_chunked_prefill"}
+    assert [r.case for r in match_row(rows, "f::T::test_chunked_prefill", mapping=mapping)] == [
+        "chunked"
+    ]
+    assert match_row(rows, "g::T::test_chunked_prefill", mapping={"chunked": "f::T::test_y"}) == []
     assert [r.case for r in match_row(rows, "f::T::test_y", "Test_X")] == ["test_x"]
+
+
+def test_a_row_two_tests_claim_is_listed_not_filled():
+    rows = [ArchRow(file="f.py", line=1, case="test_x")]
+    res = _results("sm90", [("f.py::TestA::test_x", {"avg_kl_div": 1.0}),
+                            ("f.py::TestB::test_x", {"avg_kl_div": 2.0})], "f.py")  # fmt: skip
+    problems = []
+    matching = attach_measured(rows, [res], problems=problems)
+    assert rows[0].measured == {} and len(matching.claimed_twice) == 1
+    assert "row 'test_x' is claimed by f.py::TestA::test_x, f.py::TestB::test_x" in str(problems)
 
 
 def test_arch_mismatch():

@@ -76,7 +76,10 @@ def test_arch_table_fill_round_trip_and_write(tmp_path, capsys):
     res = results(
         tmp_path,
         "sm90",
-        {"TestLazy::test_prefill_cache_hit": 7.25e-06, "TestKL::test_logprobs_match": 1.234567e-04},
+        {
+            "TestKLLazy::test_prefill_cache_hit": 7.25e-06,
+            "TestKL::test_logprobs_match": 1.234567e-04,
+        },
     )
     argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
     assert main(argv + ["--reverted"]) == 0

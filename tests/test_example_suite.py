@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.arch.flags import rows_for_files
+from ci_budget.workspace.guards import rows_for_files
 from ci_budget.workspace.project import load_config
 from ci_budget.workspace.scan import scan_tree
 

@@ -120,6 +120,24 @@ class PlannerSettings(Section):
     max_shards: int = Field(64, ge=1)
 
 
+class ArchSettings(Section):
+    # What a test prints for its measured value; `<number>` is the value.
+    value_pattern: str = "avg_kl_div=<number>"
+    # Table row label -> the test measuring it (`Class::test` or `path::Class::test`), for rows
+    # whose label is not the test's name (see docs/arch-tables.md).
+    rows: dict[str, str] = Field(default_factory=dict)
+    # Directories of a temporary checkout put first on PYTHONPATH by `guard verify`, so the
+    # tests import the reverted code rather than an installed copy (sglang: `python`).
+    pythonpath: list[str] = Field(default_factory=lambda: ["python"])
+
+    @field_validator("value_pattern")
+    @classmethod
+    def _one_number(cls, v: str) -> str:
+        if v.count("<number>") != 1:
+            raise ValueError("must contain <number> exactly once")
+        return v
+
+
 Minutes = Annotated[float, Field(gt=0)]
 
 
@@ -145,6 +163,7 @@ class Config(Section):
     env_keep: list[str] = Field(default_factory=list)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    arch: ArchSettings = Field(default_factory=ArchSettings)
 
     @field_validator("file_timeout")
     @classmethod

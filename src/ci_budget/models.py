@@ -104,6 +104,8 @@ class FileResult(Data):
     in_flight: str | None = None  # test running when a timeout or crash hit
     message: str | None = None
     selection: list[str] = Field(default_factory=list)  # ::Class / ::Class::test narrowing
+    # What tests printed that matches the value pattern (`avg_kl_div=1.2e-06`), by node id.
+    printed: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class GpuInfo(Data):

@@ -18,6 +18,8 @@ class FillOptions:
     reverted: bool = False  # fill the "fix reverted" column
     property: str = "avg_kl_div"
     write: bool = False
+    group: str | None = None  # with reverted: the fix the run reverted; only its rows
+    pattern: str | None = None  # what tests print (default: the config's arch.value-pattern)
 
 
 def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
@@ -35,6 +37,8 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
         raise AppError(f"{options.file}: cannot read: {exc}") from None
     if options.write and not options.fill_from:
         raise AppError("--write needs --fill-from")
+    if options.group and not options.reverted:
+        raise AppError("--group needs --reverted (the fixed column is every fix's)")
     rows, problems, tables = parse_source(source, rel, amap)
     for problem in problems:
         sink.error(str(problem))
@@ -48,15 +52,21 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
 
 
 def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, rows) -> int:
+    from ci_budget.arch.docstrings import class_names
     from ci_budget.arch.flags import attach_measured, fill_source
     from ci_budget.arch.table import ArchTableError
 
-    amap = settings.config.gpu_arch_map()
+    config = settings.config
+    amap = config.gpu_arch_map()
     arch = given_arch(options.arch, amap)
     results = _results(options.fill_from)
     arch = arch or detected_arch(results, amap)
-    match_problems: list = []
-    attach_measured(rows, results, arch, options.property, match_problems, amap)
+    match_problems: list = []  # values matching no row, rows claimed twice: listed, not guessed
+    attach_measured(
+        rows, results, arch, options.property, match_problems, amap,
+        pattern=options.pattern or config.arch.value_pattern, mapping=config.arch.rows,
+        classes={rel: class_names(source)}, group=options.group, one_fix=options.reverted,
+    )  # fmt: skip
     for problem in match_problems:
         sink.warn(str(problem))
     try:
@@ -66,7 +76,7 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
     for problem in fill_problems:
         sink.error(str(problem))
     if not touched:
-        sink.note(f"no measured '{options.property}' matched a row of {rel} for {arch}")
+        sink.note(f"no measured value matched a row of {rel} for {arch}")
         return 1
     for line, lines in touched:
         sink.echo(f"{rel}:{line}:")

@@ -94,15 +94,21 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.app.tables import table_rows
+    from ci_budget.app.tables import table_rows_and_classes
     from ci_budget.arch.flags import arch_mismatch, attach_measured
 
     root, config = settings.root, settings.config
-    files = {result.path for run in runs for result in run.files}
-    rows, problems = table_rows(settings, sorted(f for f in files if (root / f).is_file()))
+    files = sorted({result.path for run in runs for result in run.files})
+    rows, problems, classes = table_rows_and_classes(
+        settings, [f for f in files if (root / f).is_file()]
+    )
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
-            attach_measured(rows, [run], problems=problems, arch_map=config.gpu_arch_map())
+            # Values that match no row are arch-table's to list; the report shows what matched.
+            attach_measured(
+                rows, [run], arch_map=config.gpu_arch_map(), pattern=config.arch.value_pattern,
+                mapping=config.arch.rows, classes=classes,
+            )  # fmt: skip
         mismatch = arch_mismatch(run.meta, config.gpu_arch_map())
         if mismatch is not None:
             problems.append(mismatch)

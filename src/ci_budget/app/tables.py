@@ -14,7 +14,13 @@ def table_rows(
     settings, rels: list[str], ci_arch: str | None = None
 ) -> tuple[list[ArchRow], list[Problem]]:
     """Flagged rows and problems of the repo-relative files `rels` (see `arch.flags`)."""
-    from ci_budget.arch.flags import rows_for_files
+    rows, problems, _ = table_rows_and_classes(settings, rels, ci_arch)
+    return rows, problems
 
-    rows, problems = rows_for_files(settings.root, rels, settings.config, ci_arch)
-    return list(rows), list(problems)
+
+def table_rows_and_classes(settings, rels: list[str], ci_arch: str | None = None):
+    """`table_rows`, and the class names each file defines (for matching tests to rows)."""
+    from ci_budget.workspace.guards import guard_files
+
+    rows, problems, classes = guard_files(settings.root, rels, settings.config, ci_arch)
+    return list(rows), list(problems), classes

@@ -11,9 +11,13 @@ def add_parser(sub):
         "arch_table",
         help="print a file's measured tables, filled with values from a run",
         description="Print the measured tables of FILE. With --fill-from, write each row's "
-        "value (record_property 'avg_kl_div') from the results into the column of the run's "
-        "GPU architecture, keeping the table's layout: the 'fix reverted' column with "
-        "--reverted (the run had the fix switched off), else the 'fix in place' column. "
+        "value from the results into the column of the run's GPU architecture, keeping the "
+        "table's layout: the 'fix reverted' column with --reverted (the run had the fix "
+        "switched off), else the 'fix in place' column. A test's value is its record_property "
+        "'avg_kl_div', else the last value it printed matching the value pattern "
+        "(arch.value-pattern, default 'avg_kl_div=<number>'); rows are matched by name "
+        "(docs/arch-tables.md). Values matching no row, rows two tests claim and values "
+        "whose rows sit under several fixes are listed, never guessed. "
         "--write edits the table lines of FILE in place.",
         example="ci-budget arch-table test/registered/x/test_kl.py --fill-from results.json\n"
         "ci-budget arch-table test_kl.py --fill-from reverted.json --reverted --write",
@@ -33,7 +37,14 @@ def add_parser(sub):
         action="store_true",
         help="the run had the fix reverted: fill the 'fix reverted' column",
     )
+    p.add_argument(
+        "--group",
+        metavar="FIX",
+        help="with --reverted: the fix the run reverted (a group label such as '#34184'); "
+        "only its rows are filled",
+    )
     p.add_argument("--property", default="avg_kl_div", help="record_property name of the value")
+    p.add_argument("--pattern", help="what tests print for the value (default: arch.value-pattern)")
     p.add_argument("--write", action="store_true", help="edit FILE in place")
     return p
 
@@ -49,5 +60,7 @@ def run(args) -> int:
         reverted=args.reverted,
         property=args.property,
         write=args.write,
+        group=args.group,
+        pattern=args.pattern,
     )
     return fill(settings(args), options)

@@ -11,10 +11,20 @@ import os
 import time
 
 _FILE = None
+_CAPTURE_OFF = False
+
+
+def pytest_configure(config):
+    # With capture off (`-s`) a test's prints reach only the file's output: mark where each test
+    # starts there, so ci-budget can tell whose `avg_kl_div=...` a line is.
+    global _CAPTURE_OFF
+    _CAPTURE_OFF = getattr(config.option, "capture", "fd") == "no"
 
 
 def pytest_runtest_logstart(nodeid, location):
     global _FILE
+    if _CAPTURE_OFF:
+        print(f"\n[ci-budget test] {nodeid}", flush=True)
     path = os.environ.get("CI_BUDGET_PROGRESS_FILE")
     if not path:
         return

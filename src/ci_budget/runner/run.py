@@ -26,7 +26,7 @@ from typing import TextIO
 
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.results import timings
+from ci_budget.results import printed, timings
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
@@ -384,7 +384,38 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     return result
 
 
+def _printed(job, opts, art, stem, report) -> dict[str, list[str]]:
+    """Values the tests printed: captured stdout from the reports, else the file's output."""
+    rx = printed.value_regex(opts.config.arch.value_pattern)
+    found: dict[str, list[str]] = {}
+    if report is not None:
+        found = printed.from_json_report(report, rx)
+    if not found and opts.mode == "pytest":
+        entries = []
+        for line in _read_lines(art / (stem + ".jsonl")):
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                continue
+        found = printed.from_reportlog((e for e in entries if isinstance(e, dict)), rx)
+    if not found:  # script mode, or pytest with capture off (`-s`)
+        found = printed.from_log(_read_lines(art / (stem + ".log")), job.path, rx)
+    return found
+
+
 def _result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
+    res = _timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch)
+    report = None
+    if opts.mode == "pytest":
+        try:
+            report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = None
+    res.printed = _printed(job, opts, art, stem, report)
+    return res
+
+
+def _timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
     res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
                      exit_code=rc, selection=list(job.selection))  # fmt: skip
     if opts.mode == "script":  # per-file time only: no classes, nothing to leave unattributed

@@ -1,0 +1,72 @@
+"""Write measured values into a file's tables, keeping the layout. Pure: source in, source out."""
+
+from __future__ import annotations
+
+from ci_budget.arch.docstrings import file_line, parse_source
+from ci_budget.arch.edit import set_cell
+from ci_budget.arch.layout import FIXED, REVERTED, ArchTableError, Table
+from ci_budget.arch.names import format_value
+from ci_budget.arch.table import parse_tables
+from ci_budget.models import ArchRow, Problem
+
+
+def _target_columns(table: Table, kind: str, arch: str) -> list[int]:
+    """The column of `kind` for `arch`, else the one of `kind` without an arch."""
+    cols = [k for k, c in enumerate(table.columns) if c.kind == kind and c.arch == arch]
+    return cols or [k for k, c in enumerate(table.columns) if c.kind == kind and c.arch is None]
+
+
+def fill_source(
+    source: str,
+    rel: str,
+    rows: list[ArchRow],
+    arch: str,
+    reverted: bool,
+    arch_map: dict[str, str],
+) -> tuple[str, list[tuple[int, list[str]]], list[Problem]]:
+    """Write each row's `measured[arch]` into its table: the reverted column for `arch` when
+    `reverted`, else the fixed column (the one for `arch`, or the one without an arch).
+    Returns the new source, (file line, lines) of every table touched, and problems."""
+    kind = REVERTED if reverted else FIXED
+    by_line = {(r.file, r.line): r for r in rows}
+    src_lines = source.split("\n")
+    touched, problems = [], []
+    _, _, tables = parse_source(source, rel, arch_map)
+    for node, line_map, table in tables:
+        cols = _target_columns(table, kind, arch)
+        lines = node.value.split("\n")
+        changed = False
+        for r in table.rows:
+            row = by_line.get((rel, file_line(line_map, r.index)))
+            if row is None or arch not in row.measured:
+                continue
+            if not cols:
+                message = f"no {kind} column for {arch}"
+                problems.append(Problem(file=rel, line=row.table_line, message=message))
+                break
+            fresh = next(
+                t for t in parse_tables("\n".join(lines), arch_map) if t.first == table.first
+            )
+            text = format_value(row.measured[arch])
+            try:
+                lines = set_cell(lines, fresh, r.index, cols[0], text, arch_map)
+                changed = True
+            except ArchTableError as exc:
+                problems.append(Problem(file=rel, line=row.line, message=str(exc)))
+        if changed:
+            _write_back(src_lines, node, line_map, lines, table, rel)
+            touched.append((file_line(line_map, table.first), lines[table.first : table.last + 1]))
+    return "\n".join(src_lines), touched, problems
+
+
+def _write_back(src_lines, node, line_map, lines, table: Table, rel: str) -> None:
+    old = node.value.split("\n")
+    for i in range(table.first, table.last + 1):
+        if lines[i] == old[i]:
+            continue
+        n = line_map[i]
+        pos = src_lines[n - 1].find(old[i]) if n else -1
+        if pos < 0:
+            raise ArchTableError(f"{rel}:{n or node.lineno}: table line is not plain source text")
+        src = src_lines[n - 1]
+        src_lines[n - 1] = src[:pos] + lines[i] + src[pos + len(old[i]) :]
