@@ -62,8 +62,18 @@ class PrefixCache:
         self._next_slot = 0
         self.hits = 0
 
+    # The two fixes. Each method's body is the fix; `fixes/<id>.patch` holds it as a diff, so
+    # `ci-budget guard verify ... --revert fixes/<id>.patch` can take it out for real.
+    def _stale_checkpoint(self) -> bool:
+        # fix #34184: save the state at the prefix end, not the last scan-tile checkpoint
+        return STALE_CHECKPOINT in self.bugs
+
+    def _slot_by_depth(self) -> bool:
+        # fix #29792: key slots by the prefix itself, so siblings of one length keep theirs
+        return SLOT_BY_DEPTH in self.bugs
+
     def _slot_for(self, prefix: tuple[int, ...]) -> int:
-        if SLOT_BY_DEPTH in self.bugs:
+        if self._slot_by_depth():
             return len(prefix)
         slot = self.index.get(prefix)
         if slot is None:
@@ -82,7 +92,7 @@ class PrefixCache:
         )
         if self.lazy:
             snap.h, snap.h_ckpt, snap.ckpt_n, snap.pending = None, state.h_ckpt, state.ckpt_n, True
-        elif STALE_CHECKPOINT in self.bugs:
+        elif self._stale_checkpoint():
             snap.h = state.h_ckpt
         slot = self._slot_for(prefix)
         self.index[prefix] = slot
@@ -90,7 +100,7 @@ class PrefixCache:
 
     def _materialize(self, snap: Snapshot) -> None:
         h = snap.h_ckpt
-        if STALE_CHECKPOINT not in self.bugs:
+        if not self._stale_checkpoint():
             # Replay the recurrence from the checkpoint: the same expression `step` uses.
             for token in snap.tokens[snap.ckpt_n : snap.n]:
                 h = self.model.recur(h, token)

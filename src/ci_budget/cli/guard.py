@@ -1,0 +1,78 @@
+"""`ci-budget guard verify`: a guard file run with its fix reverted and as it is, on this
+machine's GPU, and its measured table filled for this architecture."""
+
+from __future__ import annotations
+
+from ci_budget.cli.common import add_common, add_subcommand
+
+EXAMPLE = (
+    "ci-budget guard verify test/registered/radix_cache/test_kl_bitexact.py "
+    "--revert fixes/34184.patch\n"
+    "ci-budget guard verify test/registered/x/test_kl.py --revert 1a2b3c4 --write"
+)
+
+
+def add_parser(sub):
+    p = add_subcommand(
+        sub,
+        "guard",
+        help="verify a guard's measured table on this machine's GPU",
+        description="Bit-exact guards: run them with their fix reverted and fill their tables.",
+        example=EXAMPLE,
+    )
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    v = add_subcommand(
+        verbs,
+        "verify",
+        help="run FILE with fixes reverted, then as it is, and fill this GPU's columns",
+        description="In a temporary git worktree of HEAD with each REF reverted (a commit, or "
+        "a patch file applied in reverse), run FILE with ci-budget's runner on this machine's "
+        "GPU; then run the unreverted checkout. Print FILE's measured table with the detected "
+        "architecture's 'fix reverted' and 'fix in place' columns filled from the values the "
+        "tests recorded or printed, and every row that stays silent or unverified on this "
+        "architecture. The worktree is removed whatever happens. Only rows of the fix the REF "
+        "names (its number in a patch name or commit subject, or --group) get reverted values.",
+        example=EXAMPLE,
+    )
+    add_common(v)
+    v.add_argument("file", help="guard test file with a measured table in a docstring")
+    v.add_argument("--revert", nargs="+", required=True, metavar="REF",
+                   help="commit or patch file of each fix to revert")  # fmt: skip
+    v.add_argument("--group", metavar="FIX", help="table group of the fix (default: from REF)")
+    v.add_argument("--arch", help="architecture (default: the GPU found on this machine)")
+    v.add_argument("--python", help="interpreter the tests run with (default: this one)")
+    v.add_argument("--write", action="store_true", help="edit FILE's docstring in place")
+    return p
+
+
+def run(args) -> int:
+    import sys
+    from pathlib import Path
+
+    from ci_budget.cli.arch import _rel
+    from ci_budget.cli.common import CliError, load
+    from ci_budget.runner.guard import GuardError, verify
+
+    root, config = load(args)
+    rel = _rel(root, args.file)
+    if not (root / rel).is_file():
+        raise CliError(f"{args.file}: no such file")
+    python = args.python or sys.executable
+    try:
+        result = verify(root, config, rel, args.revert, python=python, arch=args.arch,
+                        group=args.group, cwd=Path.cwd(), stream=sys.stderr)  # fmt: skip
+    except GuardError as exc:
+        raise CliError(str(exc)) from None
+    print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
+          f" (rows of {result.group or 'every fix'})")  # fmt: skip
+    for line, lines in result.tables:
+        print(f"{rel}:{line}:")
+        print("\n".join(lines))
+    for problem in result.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    for row in result.flagged():
+        print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
+    if args.write and result.source != (root / rel).read_text(encoding="utf-8"):
+        (root / rel).write_text(result.source, encoding="utf-8")
+        print(f"wrote {rel}", file=sys.stderr)
+    return 0 if result.tables else 1

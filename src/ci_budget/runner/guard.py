@@ -1,0 +1,133 @@
+"""`guard verify`: run a guard file with its fixes reverted, then as it is, on this machine's
+GPU, and fill the detected architecture's columns of its measured table.
+
+Both runs happen in one temporary worktree of HEAD (the reverted run first, then the same
+checkout reset to HEAD), with ci-budget's runner; the filled table is computed against the
+file as it is in the caller's tree, which `--write` edits in place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from ci_budget.arch.docstrings import class_names, parse_source
+from ci_budget.arch.fill import fill_source
+from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
+from ci_budget.arch.match import attach_measured
+from ci_budget.arch.names import normalize_arch
+from ci_budget.config import Config
+from ci_budget.models import ArchRow, Problem, RunMeta, RunResults
+from ci_budget.registry.parse import scan_source
+from ci_budget.runner.gpu import detect_gpu
+from ci_budget.runner.run import Job, RunOptions, run_jobs
+from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
+
+STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
+
+
+class GuardError(Exception):
+    """Bad input for guard verify; the message names the file or ref."""
+
+
+@dataclass
+class Verification:
+    rel: str
+    arch: str
+    reverted: list[str]  # what was reverted, as described by `revert`
+    group: str | None
+    source: str  # the file with both columns filled
+    tables: list[tuple[int, list[str]]]  # (file line, lines) of each table filled
+    rows: list[ArchRow]  # flagged for `arch`
+    problems: list[Problem] = field(default_factory=list)
+    runs: dict[str, RunResults] = field(default_factory=dict)
+
+    def flagged(self) -> list[ArchRow]:
+        return [r for r in self.rows if any(f in STILL_FLAGGED for f in r.flags)]
+
+
+def infer_group(described: list[str], groups: set[str]) -> str | None:
+    """The table group a reverted ref names (`#34184` for `fixes/34184.patch` or a commit
+    subject `Fix #34184: ...`), when exactly one group matches."""
+    numbers = {n for text in described for n in re.findall(r"\d{3,}", text)}
+    found = {g for g in groups if set(re.findall(r"\d{3,}", g)) & numbers}
+    return found.pop() if len(found) == 1 else None
+
+
+def _job(rel: str, source: str, config: Config) -> Job:
+    regs = [r for r in scan_source(source, rel, config).registrations if r.enabled]
+    top = max(regs, key=lambda r: r.est_time) if regs else None
+    return Job(path=rel, est_time=top.est_time if top else 600.0, suite=top.suite if top else None)
+
+
+def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path):
+    with tempfile.TemporaryDirectory(prefix="ci-budget-guard-run-") as tmp:
+        env_path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([*extra_path, *([env_path] if env_path else [])])
+        try:
+            opts = RunOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
+                              artifacts_dir=Path(tmp) / "artifacts", python=python,
+                              mode=config.mode, stream=stream)  # fmt: skip
+            return run_jobs([job], [], meta.model_copy(deep=True), opts)
+        finally:
+            if env_path is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = env_path
+
+
+def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
+           arch: str | None = None, group: str | None = None, cwd: Path | None = None,
+           stream: TextIO | None = None) -> Verification:  # fmt: skip
+    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
+    amap = config.gpu_arch_map()
+    source = (root / rel).read_text(encoding="utf-8")
+    rows, problems, _ = parse_source(source, rel, amap)
+    if not rows:
+        raise GuardError(f"{rel}: no measured table in its docstrings")
+    gpu = detect_gpu(amap, python=python)
+    run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)
+    if run_arch is None:
+        raise GuardError("no GPU architecture detected on this machine; pass --arch")
+    meta = RunMeta(specs=[rel], gpu=gpu, mode=config.mode, python=python)
+    job = _job(rel, source, config)
+    try:
+        repo = toplevel(root)
+        sub = root.resolve().relative_to(repo.resolve())
+        with head_worktree(repo) as tree:
+            described = [revert(tree, ref, cwd or Path.cwd(), sub.as_posix()) for ref in refs]
+            extra = [str(tree / d) for d in config.arch.pythonpath if (tree / d).is_dir()]
+            runs = {"reverted": _run(tree / sub, job, config, python, meta, stream, extra)}
+            reset(tree)
+            runs["fixed"] = _run(tree / sub, job, config, python, meta, stream, extra)
+    except RevertError as exc:
+        raise GuardError(str(exc)) from None
+    group = group or infer_group(described, {r.group for r in rows if r.group})
+    out = Verification(rel, run_arch, described, group, source, [], [], problems, runs)
+    _fill(out, config, class_names(source))
+    return out
+
+
+def _fill(out: Verification, config: Config, classes: set[str]) -> None:
+    amap = config.gpu_arch_map()
+    touched: dict[int, list[str]] = {}
+    for reverted in (True, False):
+        rows, _, _ = parse_source(out.source, out.rel, amap)
+        attach_measured(
+            rows, [out.runs["reverted" if reverted else "fixed"]], out.arch,
+            problems=out.problems, arch_map=amap, pattern=config.arch.value_pattern,
+            mapping=config.arch.rows, classes={out.rel: classes},
+            group=out.group if reverted else None, one_fix=reverted,
+        )  # fmt: skip
+        out.source, tables, fill_problems = fill_source(
+            out.source, out.rel, rows, out.arch, reverted, amap
+        )
+        out.problems.extend(fill_problems)
+        touched.update(dict(tables))
+    out.tables = sorted(touched.items())
+    rows, _, _ = parse_source(out.source, out.rel, amap)
+    out.rows = flag_rows(rows, out.arch)
