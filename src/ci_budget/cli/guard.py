@@ -41,6 +41,8 @@ def add_parser(sub):
     v.add_argument("--group", metavar="FIX", help="table group of the fix (default: from REF)")
     v.add_argument("--arch", help="architecture (default: the GPU found on this machine)")
     v.add_argument("--python", help="interpreter the tests run with (default: this one)")
+    v.add_argument("--timeout-per-file", type=float, metavar="S",
+                   help="per-run timeout in seconds (default: the config's file timeout)")  # fmt: skip
     v.add_argument("--write", action="store_true", help="edit FILE's docstring in place")
     return p
 
@@ -60,7 +62,8 @@ def run(args) -> int:
     python = args.python or sys.executable
     try:
         result = verify(root, config, rel, args.revert, python=python, arch=args.arch,
-                        group=args.group, cwd=Path.cwd(), stream=sys.stderr)  # fmt: skip
+                        group=args.group, cwd=Path.cwd(), stream=sys.stderr,
+                        timeout=args.timeout_per_file)  # fmt: skip
     except GuardError as exc:
         raise CliError(str(exc)) from None
     print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"

@@ -64,14 +64,16 @@ def _job(rel: str, source: str, config: Config) -> Job:
     return Job(path=rel, est_time=top.est_time if top else 600.0, suite=top.suite if top else None)
 
 
-def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path):
+def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path,
+         timeout=None):  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ci-budget-guard-run-") as tmp:
         env_path = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = os.pathsep.join([*extra_path, *([env_path] if env_path else [])])
         try:
             opts = RunOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
                               artifacts_dir=Path(tmp) / "artifacts", python=python,
-                              mode=config.mode, stream=stream)  # fmt: skip
+                              mode=config.mode, stream=stream,
+                              timeout_per_file=timeout)  # fmt: skip
             return run_jobs([job], [], meta.model_copy(deep=True), opts)
         finally:
             if env_path is None:
@@ -82,7 +84,7 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
 
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
-           stream: TextIO | None = None) -> Verification:  # fmt: skip
+           stream: TextIO | None = None, timeout: float | None = None) -> Verification:  # fmt: skip
     """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
     amap = config.gpu_arch_map()
     source = (root / rel).read_text(encoding="utf-8")
@@ -101,9 +103,10 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         with head_worktree(repo) as tree:
             described = [revert(tree, ref, cwd or Path.cwd(), sub.as_posix()) for ref in refs]
             extra = [str(tree / d) for d in config.arch.pythonpath if (tree / d).is_dir()]
-            runs = {"reverted": _run(tree / sub, job, config, python, meta, stream, extra)}
+            args = (job, config, python, meta, stream, extra, timeout)
+            runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
-            runs["fixed"] = _run(tree / sub, job, config, python, meta, stream, extra)
+            runs["fixed"] = _run(tree / sub, *args)
     except RevertError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})

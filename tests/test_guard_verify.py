@@ -1,0 +1,76 @@
+"""`guard verify`: a synthetic guard that prints like sglang's KL helpers, its #34184 fix a real
+commit, reverted in a temporary worktree; the table's SM90 columns filled from the two runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from gitrepo import git
+from test_guard_printed import REL, cells, standin_repo
+
+from ci_budget.cli import main
+from ci_budget.workspace.revert import RevertError, head_worktree, revert
+
+STATE = "standin_state.py"
+
+
+def guard_repo(tmp_path: Path) -> tuple[Path, str]:
+    """The stand-in guard in a git repository: the bug first, then the fix as a commit."""
+    root = standin_repo(tmp_path)
+    state = (root / REL).parent / STATE
+    state.write_text('REVERTED = "34184"\n')
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Guard with the bug")
+    state.write_text("REVERTED = None\n")
+    git(root, "commit", "-qam", "Fix #34184: save the state at the prefix end")
+    return root, git(root, "rev-parse", "HEAD")
+
+
+@pytest.mark.slow
+def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("STANDIN_STATE", raising=False)
+    monkeypatch.setenv("STANDIN_ARCH", "sm90")
+    root, fix = guard_repo(tmp_path)
+    monkeypatch.chdir(root)
+    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90",
+            "--python", sys.executable, "--write"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"sm90, reverted commit {fix[:12]} Fix #34184" in out and "(rows of #34184)" in out
+    after = cells(root)
+    assert after[("#34184", "lazy test_prefill_cache_hit")] == ("5.56e-06", "3.90e-06", "0.0")
+    assert after[("#29792", "multiturn branching")][1] == "5.14e-04"  # another fix's: kept
+    assert "#34184 test_decode_cache_hit: silent everywhere" in out
+    assert "unverified" not in out
+    assert git(root, "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+    assert git(root, "status", "--porcelain") == f"M {REL}"  # only the table was written
+
+
+def test_a_revert_that_conflicts_names_the_file_and_leaves_no_worktree(tmp_path):
+    root, fix = guard_repo(tmp_path)
+    state = (root / REL).parent / STATE
+    state.write_text("REVERTED = False\n")
+    git(root, "commit", "-qam", "Later change on the same line")
+    with pytest.raises(RevertError, match=f"conflict in {REL.rsplit('/', 1)[0]}/{STATE}"):
+        with head_worktree(root) as tree:
+            revert(tree, fix, root)
+    patch = tmp_path / "fix.patch"
+    patch.write_text(git(root, "show", fix, "--format=") + "\n")
+    with pytest.raises(RevertError, match=f"{STATE}"):
+        with head_worktree(root) as tree:
+            revert(tree, str(patch), root)
+    with pytest.raises(RevertError, match="neither a patch file nor a commit"):
+        with head_worktree(root) as tree:
+            revert(tree, "no-such-ref", root)
+    assert git(root, "worktree", "list").count("\n") == 0
+
+
+def test_verify_without_a_table_or_gpu_is_a_clear_error(tmp_path, capsys):
+    root, fix = guard_repo(tmp_path)
+    (root / "test_plain.py").write_text("def test_x():\n    pass\n")
+    assert main(["guard", "verify", str(root / "test_plain.py"), "--root", str(root),
+                 "--revert", fix, "--arch", "sm90"]) == 2  # fmt: skip
+    assert "test_plain.py: no measured table" in capsys.readouterr().err
