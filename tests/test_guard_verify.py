@@ -11,6 +11,7 @@ from gitrepo import git
 from test_guard_printed import REL, cells, standin_repo
 
 from ci_budget.cli import main
+from ci_budget.models import GuardVerification
 from ci_budget.workspace.revert import RevertError, head_worktree, revert
 
 STATE = "standin_state.py"
@@ -36,7 +37,7 @@ def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypa
     root, fix = guard_repo(tmp_path)
     monkeypatch.chdir(root)
     argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90",
-            "--python", sys.executable, "--write"]  # fmt: skip
+            "--python", sys.executable, "--write", "--results-dir", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert f"sm90, reverted commit {fix[:12]} Fix #34184" in out and "(rows of #34184)" in out
@@ -46,6 +47,11 @@ def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypa
     assert "#34184 test_decode_cache_hit: silent everywhere" in out
     assert "unverified" not in out
     assert git(root, "worktree", "list").count("\n") == 0  # the temporary worktree is gone
+    saved = GuardVerification.model_validate_json((tmp_path / "out/verification.json").read_text())
+    lazy = [v for v in saved.values if v.case == "lazy test_prefill_cache_hit"][0]
+    assert (lazy.group, lazy.reverted, lazy.fixed) == ("#34184", 3.9e-06, 0.0)
+    assert saved.commit == fix and saved.group == "#34184"
+    assert (tmp_path / "out/reverted.json").is_file() and (tmp_path / "out/fixed.json").is_file()
     assert git(root, "status", "--porcelain") == f"M {REL}"  # only the table was written
 
 

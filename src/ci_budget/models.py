@@ -189,6 +189,28 @@ class ArchRow(Data):
     measured: dict[str, float] = Field(default_factory=dict)  # user_properties from this run
 
 
+class GuardValue(Data):
+    """One table row's values from `guard verify` on one architecture."""
+
+    group: str | None = None
+    case: str
+    line: int = 0  # the row's line in the file
+    reverted: float | None = None
+    fixed: float | None = None
+
+
+class GuardVerification(Data):
+    """What `guard verify` measured: enough to fill the table again from the file's text."""
+
+    file: str
+    arch: str
+    reverted: list[str] = Field(default_factory=list)  # the refs, as reverted
+    group: str | None = None
+    commit: str | None = None
+    values: list[GuardValue] = Field(default_factory=list)
+    flagged: list[ArchRow] = Field(default_factory=list)
+
+
 class MatrixRow(Data):
     name: str
     runner_config: str
@@ -196,6 +218,7 @@ class MatrixRow(Data):
     suite: str | None = None
     specs: list[str] = Field(default_factory=list)
     partition: str | None = None  # "i/n"
+    revert: list[str] = Field(default_factory=list)  # /verify-guard: fixes to revert
 
 
 class Plan(Data):

@@ -3,6 +3,8 @@ machine's GPU, and its measured table filled for this architecture."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ci_budget.cli.common import add_common, add_subcommand
 
 EXAMPLE = (
@@ -44,12 +46,14 @@ def add_parser(sub):
     v.add_argument("--timeout-per-file", type=float, metavar="S",
                    help="per-run timeout in seconds (default: the config's file timeout)")  # fmt: skip
     v.add_argument("--write", action="store_true", help="edit FILE's docstring in place")
+    v.add_argument("--results-dir", type=Path, metavar="DIR",
+                   help="write reverted.json and fixed.json (the two runs' results) and "
+                   "verification.json (the values by row) there")  # fmt: skip
     return p
 
 
 def run(args) -> int:
     import sys
-    from pathlib import Path
 
     from ci_budget.cli.arch import _rel
     from ci_budget.cli.common import CliError, load
@@ -75,7 +79,23 @@ def run(args) -> int:
         print(f"warning: {problem}", file=sys.stderr)
     for row in result.flagged():
         print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
+    if args.results_dir is not None:
+        _save(args.results_dir, result, root)
     if args.write and result.source != (root / rel).read_text(encoding="utf-8"):
         (root / rel).write_text(result.source, encoding="utf-8")
         print(f"wrote {rel}", file=sys.stderr)
     return 0 if result.tables else 1
+
+
+def _save(where: Path, result, root: Path) -> None:
+    import sys
+
+    from ci_budget.cli.run import _commit
+    from ci_budget.runner.guard import record
+    from ci_budget.runner.run import write_results
+
+    for name, run in result.runs.items():
+        write_results(run, where / f"{name}.json")
+    data = record(result, _commit(root)).model_dump_json(indent=2)
+    (where / "verification.json").write_text(data + "\n", encoding="utf-8")
+    print(f"wrote {where}/reverted.json, fixed.json, verification.json", file=sys.stderr)

@@ -21,7 +21,14 @@ from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
 from ci_budget.arch.match import attach_measured
 from ci_budget.arch.names import normalize_arch
 from ci_budget.config import Config
-from ci_budget.models import ArchRow, Problem, RunMeta, RunResults
+from ci_budget.models import (
+    ArchRow,
+    GuardValue,
+    GuardVerification,
+    Problem,
+    RunMeta,
+    RunResults,
+)
 from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunOptions, run_jobs
@@ -45,6 +52,7 @@ class Verification:
     rows: list[ArchRow]  # flagged for `arch`
     problems: list[Problem] = field(default_factory=list)
     runs: dict[str, RunResults] = field(default_factory=dict)
+    values: dict[tuple[str | None, str], GuardValue] = field(default_factory=dict)
 
     def flagged(self) -> list[ArchRow]:
         return [r for r in self.rows if any(f in STILL_FLAGGED for f in r.flags)]
@@ -126,6 +134,12 @@ def _fill(out: Verification, config: Config, classes: set[str]) -> None:
             mapping=config.arch.rows, classes={out.rel: classes},
             group=out.group if reverted else None, one_fix=reverted,
         )  # fmt: skip
+        for row in rows:
+            if out.arch in row.measured:
+                key = (row.group, row.case)
+                value = out.values.setdefault(key, GuardValue(group=row.group, case=row.case,
+                                                              line=row.line))  # fmt: skip
+                setattr(value, "reverted" if reverted else "fixed", row.measured[out.arch])
         out.source, tables, fill_problems = fill_source(
             out.source, out.rel, rows, out.arch, reverted, amap
         )
@@ -134,3 +148,11 @@ def _fill(out: Verification, config: Config, classes: set[str]) -> None:
     out.tables = sorted(touched.items())
     rows, _, _ = parse_source(out.source, out.rel, amap)
     out.rows = flag_rows(rows, out.arch)
+
+
+def record(out: Verification, commit: str | None = None) -> GuardVerification:
+    """The verification as data: values by row, for a later fill of the file's own text."""
+    return GuardVerification(
+        file=out.rel, arch=out.arch, reverted=out.reverted, group=out.group, commit=commit,
+        values=list(out.values.values()), flagged=out.flagged(),
+    )  # fmt: skip
