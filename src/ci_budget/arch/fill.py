@@ -70,3 +70,22 @@ def _write_back(src_lines, node, line_map, lines, table: Table, rel: str) -> Non
             raise ArchTableError(f"{rel}:{n or node.lineno}: table line is not plain source text")
         src = src_lines[n - 1]
         src_lines[n - 1] = src[:pos] + lines[i] + src[pos + len(old[i]) :]
+
+
+def fill_values(source: str, rel: str, values, arch: str, arch_map: dict[str, str]):
+    """Write `guard verify`'s values (GuardValue: group, case, reverted, fixed) into the file's
+    table: the reverted column of `arch` for rows with a reverted value, the fixed column for
+    rows with a fixed one. (new source, (file line, lines) per table touched, problems)."""
+    touched: dict[int, list[str]] = {}
+    problems: list[Problem] = []
+    for kind in ("reverted", "fixed"):
+        by_key = {(v.group, v.case): getattr(v, kind) for v in values}
+        rows, _, _ = parse_source(source, rel, arch_map)
+        for row in rows:
+            value = by_key.get((row.group, row.case))
+            if value is not None:
+                row.measured[arch] = value
+        source, tables, found = fill_source(source, rel, rows, arch, kind == "reverted", arch_map)
+        problems.extend(found)
+        touched.update(dict(tables))
+    return source, sorted(touched.items()), problems

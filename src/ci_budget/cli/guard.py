@@ -55,9 +55,9 @@ def add_parser(sub):
 def run(args) -> int:
     import sys
 
+    from ci_budget.app.guard_verify import GuardError, verify
     from ci_budget.cli.arch import _rel
     from ci_budget.cli.common import CliError, load
-    from ci_budget.runner.guard import GuardError, verify
 
     root, config = load(args)
     rel = _rel(root, args.file)
@@ -90,8 +90,8 @@ def run(args) -> int:
 def _save(where: Path, result, root: Path) -> None:
     import sys
 
+    from ci_budget.app.guard_verify import record
     from ci_budget.cli.run import _commit
-    from ci_budget.runner.guard import record
     from ci_budget.runner.run import write_results
 
     for name, run in result.runs.items():

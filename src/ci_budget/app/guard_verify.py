@@ -1,4 +1,4 @@
-"""`guard verify`: run a guard file with its fixes reverted, then as it is, on this machine's
+"""Use case `guard verify`: run a guard file with its fixes reverted, then as it is, on this
 GPU, and fill the detected architecture's columns of its measured table.
 
 Both runs happen in one temporary worktree of HEAD (the reverted run first, then the same
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.arch.docstrings import class_names, parse_source
-from ci_budget.arch.fill import fill_source
+from ci_budget.arch.fill import fill_values
 from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
 from ci_budget.arch.match import attach_measured
 from ci_budget.arch.names import normalize_arch
@@ -124,28 +124,24 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
 
 
 def _fill(out: Verification, config: Config, classes: set[str]) -> None:
+    """Match each run's values to rows, then write them into the file's table."""
     amap = config.gpu_arch_map()
-    touched: dict[int, list[str]] = {}
-    for reverted in (True, False):
+    for kind in ("reverted", "fixed"):
         rows, _, _ = parse_source(out.source, out.rel, amap)
         attach_measured(
-            rows, [out.runs["reverted" if reverted else "fixed"]], out.arch,
-            problems=out.problems, arch_map=amap, pattern=config.arch.value_pattern,
-            mapping=config.arch.rows, classes={out.rel: classes},
-            group=out.group if reverted else None, one_fix=reverted,
+            rows, [out.runs[kind]], out.arch, problems=out.problems, arch_map=amap,
+            pattern=config.arch.value_pattern, mapping=config.arch.rows,
+            classes={out.rel: classes}, group=out.group if kind == "reverted" else None,
+            one_fix=kind == "reverted",
         )  # fmt: skip
-        for row in rows:
-            if out.arch in row.measured:
-                key = (row.group, row.case)
-                value = out.values.setdefault(key, GuardValue(group=row.group, case=row.case,
-                                                              line=row.line))  # fmt: skip
-                setattr(value, "reverted" if reverted else "fixed", row.measured[out.arch])
-        out.source, tables, fill_problems = fill_source(
-            out.source, out.rel, rows, out.arch, reverted, amap
-        )
-        out.problems.extend(fill_problems)
-        touched.update(dict(tables))
-    out.tables = sorted(touched.items())
+        for row in (r for r in rows if out.arch in r.measured):
+            value = out.values.setdefault((row.group, row.case),
+                                          GuardValue(group=row.group, case=row.case, line=row.line))  # fmt: skip
+            setattr(value, kind, row.measured[out.arch])
+    out.source, out.tables, problems = fill_values(
+        out.source, out.rel, list(out.values.values()), out.arch, amap
+    )
+    out.problems.extend(problems)
     rows, _, _ = parse_source(out.source, out.rel, amap)
     out.rows = flag_rows(rows, out.arch)
 
