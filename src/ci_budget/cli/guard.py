@@ -56,11 +56,11 @@ def run(args) -> int:
     import sys
 
     from ci_budget.app.guard_verify import GuardError, verify
-    from ci_budget.cli.arch import _rel
     from ci_budget.cli.common import CliError, load
+    from ci_budget.workspace.sources import repo_relative
 
     root, config = load(args)
-    rel = _rel(root, args.file)
+    rel = repo_relative(root, args.file)
     if not (root / rel).is_file():
         raise CliError(f"{args.file}: no such file")
     python = args.python or sys.executable
