@@ -88,7 +88,7 @@ def test_report_writes_markdown_and_json(tree):
     md = (tree / "out" / "report.md").read_text()
     assert proc.stdout == md  # not a tty: markdown on stdout
     assert md.startswith("<!-- ci-budget:run -->\n")
-    assert "| `test/registered/test_over.py` |" in md and "est_time=1080" in md
+    assert "| `test_over.py` |" in md and "est_time=1080" in md
     report = Report.model_validate_json((tree / "out" / "report.json").read_text())
     assert [line.file.rsplit("/", 1)[1] for line in report.lines] == [
         "test_slow.py",

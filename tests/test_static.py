@@ -99,12 +99,14 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     md = out.read_text(encoding="utf-8")
     assert md == proc.stdout
     assert md.splitlines()[0] == MARKER
-    row = next(line for line in md.splitlines() if line.startswith(f"| `{a}:1`"))
-    assert "600 s → 790 s: **+190 s** (+32 %)" in row
+    # verdict first: the change leads, the file (shortened) follows
+    row = next(line for line in md.splitlines() if "| `test_a.py:1` |" in line)
+    assert row.startswith("| 600 s → 790 s: **+190 s** (+32 %) |")
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
-    suite_row = next(line for line in md.splitlines() if line.startswith(f"| `{suite}`"))
+    suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
+    assert suite_row.startswith("| ✅ ok | 900 s → 790 s of 20 min (66 %) |")
     # 900 s fit one shard (limit 0.75 x 20 min); 1,090 s need two, the longest is 790 s
-    assert "| 2 → 2 | 900 s → 1,090 s (+190 s) | 1 → 2 |" in suite_row
+    assert "| 900 s → 1,090 s (+190 s) | 1 → 2 |" in suite_row and "| 2 → 2 |" in suite_row
     assert "900 s → 790 s of 20 min (66 %)" in suite_row
     assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
     assert "790 s budget, p90 measured 661 s over the last 8 passing run(s)" in md

@@ -29,7 +29,10 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
 
     sink = sink or Sink(settings)
     report = build(settings, options)
-    md = markdown(report)
+    from ci_budget.render.paths import blob_base
+
+    env = settings.env
+    md = markdown(report, blob=blob_base(env.server_url, env.repository, env.sha))
     as_json = report.model_dump_json(indent=2)
     sink.report_files(options.out, md, as_json)
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")

@@ -44,7 +44,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_rows=rows,
         arch_problems=problems,
     )
-    md = markdown(built)
+    md = markdown(built, blob=_blob(settings, runs))
     sink.report_files(options.out, md, json_text(built))
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")
     text = {
@@ -75,6 +75,15 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             where=f"the report is in {options.out}",
         )
     return 1 if should_fail(options.fail_on, built) else 0
+
+
+def _blob(settings, runs) -> str | None:
+    """Where the files' lines are on GitHub: the commit the runs ran on (one commit only)."""
+    from ci_budget.render.paths import blob_base
+
+    commits = {run.meta.commit for run in runs if run.meta.commit}
+    commit = commits.pop() if len(commits) == 1 else None
+    return blob_base(settings.env.server_url, settings.env.repository, commit)
 
 
 def load_runs(options: ReportOptions) -> list:

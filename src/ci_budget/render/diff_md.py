@@ -10,6 +10,7 @@ from __future__ import annotations
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
+from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
 
@@ -76,7 +77,7 @@ def _history_text(note) -> str:
 
 
 def _where(file: str, line: int) -> str:
-    return code(f"{file}:{line}")
+    return code(f"{file}:{line}" if line else file)
 
 
 def _part(title: str, columns: list[str], rows: list[str]) -> Part:
@@ -95,42 +96,50 @@ def _suite_row(s) -> str:
         f"({s.makespan_after / s.timeout_s * 100:.0f} %)"
     )
     return md_row(
-        [code(s.suite), f"{s.files_before} → {s.files_after}"]
-        + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards, makespan]
-        + [f"{RISK_ICON[s.risk]} {s.risk}", runners, _gpu(s.gpu_seconds_delta)]
+        [f"{RISK_ICON[s.risk]} {s.risk}", makespan]
+        + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards]
+        + [_gpu(s.gpu_seconds_delta), runners, f"{s.files_before} → {s.files_after}", code(s.suite)]
     )
 
 
-def _parts(report: StaticReport) -> list[Part]:
+def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
+    """Verdict first: risk, change and flag columns lead; file and suite names come last."""
+    files = [c.file for c in report.changes] + [n.file for n in report.history]
+    files += [r.file for r in report.arch_rows] + [p.file for p in report.arch_problems]
+    short = short_names(files + [p.file for p in report.errors_introduced])
+
+    def where(file: str, line: int) -> str:
+        return file_cell(file, line, short[file], blob) if blob else _where(short[file], line)
+
     parts = []
     if report.errors_introduced:
-        rows = [md_row([_where(p.file, p.line), md(p.message)]) for p in report.errors_introduced]
-        parts.append(_part("Registry errors introduced", ["where", "error"], rows))
+        rows = [md_row([md(p.message), where(p.file, p.line)]) for p in report.errors_introduced]
+        parts.append(_part("Registry errors introduced", ["error", "where"], rows))
     if report.suites:
-        columns = ["suite", "files", "Σ est_time", "shards"]
-        columns += ["predicted makespan vs stage timeout", "risk", "GPU runners", "GPU cost / run"]
+        columns = ["risk", "predicted makespan vs stage timeout", "Σ est_time", "shards"]
+        columns += ["GPU cost / run", "GPU runners", "files", "suite"]
         parts.append(_part("Suites", columns, [_suite_row(s) for s in report.suites]))
     if report.changes:
         rows = [
             md_row(
-                [_where(c.file, c.line), code(c.suite_after or c.suite_before or "")]
-                + [_what(c), _est(c), _gpu(c.gpu_seconds_delta)]
+                [_est(c), _what(c), _gpu(c.gpu_seconds_delta), where(c.file, c.line)]
+                + [code(c.suite_after or c.suite_before or "")]
             )
             for c in report.changes
         ]
-        columns = ["file", "suite", "change", "est_time", "GPU cost / run"]
+        columns = ["est_time change", "what", "GPU cost / run", "file", "suite"]
         parts.append(_part("Changed registrations", columns, rows))
     if report.history:
-        rows = [md_row([code(n.file), code(n.suite), _history_text(n)]) for n in report.history]
-        parts.append(_part("Measured history", ["file", "suite", "measured"], rows))
+        rows = [md_row([_history_text(n), where(n.file, 0), code(n.suite)]) for n in report.history]
+        parts.append(_part("Measured history", ["measured", "file", "suite"], rows))
     if report.arch_rows or report.arch_problems:
         rows = [
-            md_row([_where(r.file, r.line), md(r.case), md(", ".join(r.flags))])
+            md_row([md(", ".join(r.flags)), md(r.case), where(r.file, r.line)])
             for r in report.arch_rows
         ] + [
-            md_row([_where(p.file, p.line), "(table)", md(p.message)]) for p in report.arch_problems
+            md_row([md(p.message), "(table)", where(p.file, p.line)]) for p in report.arch_problems
         ]
-        parts.append(_part("Architecture table flags", ["row", "case", "flags"], rows))
+        parts.append(_part("Architecture table flags", ["flags", "case", "row"], rows))
     return parts
 
 
@@ -154,7 +163,8 @@ def _top(report: StaticReport) -> str:
     return "\n".join(head) + "\n"
 
 
-def markdown(report: StaticReport, limit: int = LIMIT) -> str:
+def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) -> str:
+    """`blob`: `https://github.com/OWNER/REPO/blob/SHA` of the PR's commit, for file links."""
     top = _top(report)
     foot = Part(
         "",
@@ -164,6 +174,6 @@ def markdown(report: StaticReport, limit: int = LIMIT) -> str:
             "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    parts = [*_parts(report), foot]
+    parts = [*_parts(report, blob), foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)

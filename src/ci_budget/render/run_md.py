@@ -11,6 +11,7 @@ from ci_budget.budget.status import ATTENTION, STATUS_ORDER
 from ci_budget.models import BudgetLine, Report
 from ci_budget.render.escape import block_line, code, fence_for, html, md
 from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join
+from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
 from ci_budget.render.words import (
@@ -36,8 +37,9 @@ GROUP_LOOK = {
 }
 # The attention statuses share one table; every other status has its own, in STATUS_ORDER.
 GROUPS = [ATTENTION] + [(s,) for s in STATUS_ORDER if s not in ATTENTION]
+# Verdict first: at GitHub's ~1,000 px the columns a reader decides on come before the names.
 FILE_HEAD = md_head(
-    ["File", "Suite", "Budget", "Measured", "Used", "Status", "Suggestion"], right={2, 3}
+    ["Status", "Used", "Measured", "Budget", "Suggestion", "File", "Suite"], right={2, 3}
 )
 CLASS_HEAD = md_head(
     ["Class", "Class setup", "Tests", "Class teardown", "Total", "Share"], right={1, 2, 3, 4, 5}
@@ -47,7 +49,7 @@ SUITE_HEAD = md_head(
     + ["GPU-seconds"],
     right=range(1, 10),
 )
-ARCH_HEAD = md_head(["File", "Case", "Fix", "Measured per arch", "Flags"])
+ARCH_HEAD = md_head(["Flags", "Case", "Fix", "Measured per arch", "Row"])
 
 
 def path(line: BudgetLine) -> str:
@@ -55,12 +57,14 @@ def path(line: BudgetLine) -> str:
     return code(line.file) if line.line else md(line.file)
 
 
-def file_row(line: BudgetLine) -> str:
+def file_row(line: BudgetLine, short: dict[str, str] | None = None, blob: str | None = None) -> str:
     status = f"{STATUS_EMOJI[line.status]} {STATUS_WORD[line.status]}"
     used = f"`{bar(line.ratio)}` {pct(line.ratio)}" if line.ratio is not None else "-"
     est = secs(line.est_time or None)
-    cells = [path(line), md(line.suite), est, secs(line.measured), used, status]
-    return md_row(cells + [suggestion_text(line)])
+    name = (short or {}).get(line.file)
+    where = file_cell(line.file, line.line, name, blob) if name and line.line else path(line)
+    cells = [status, used, secs(line.measured), est, suggestion_text(line), where]
+    return md_row(cells + [md(line.suite)])
 
 
 def compact_row(line: BudgetLine) -> str:
@@ -117,15 +121,16 @@ def _suites_part(report: Report) -> Part:
     return Part("\n### Suite totals\n\n", SUITE_HEAD, items, priority=NEVER, noun="suites")
 
 
-def _file_parts(report: Report) -> list[Part]:
+def _file_parts(report: Report, blob: str | None = None) -> list[Part]:
     """Per group: its table of files, then the folded per-file details."""
+    short = short_names(line.file for line in report.lines)
     parts = []
     for statuses in GROUPS:
         heading, rows_prio, details_prio, noun = GROUP_LOOK[statuses[0]]
         # report.lines are worst first, so a group of several statuses keeps that order
         lines = [line for line in report.lines if line.status in statuses]
         title = f"\n### {heading} ({len(lines):,})\n\n"
-        rows = [file_row(x) for x in lines]
+        rows = [file_row(x, short, blob) for x in lines]
         parts.append(Part(title, FILE_HEAD, rows, priority=rows_prio, noun=noun))
         blocks = [d for d in map(details, lines) if d]
         parts.append(Part("\n", "", blocks, priority=details_prio, noun="per-class breakdowns"))
@@ -154,8 +159,8 @@ def _registry_parts(report: Report) -> list[Part]:
     flagged = [r for r in report.arch_rows if r.flags]
     arch = [
         md_row(
-            [code(f"{r.file}:{r.line}"), md(r.case), md(r.group or ""), md(arch_cells(r))]
-            + [md(", ".join(r.flags))]
+            [md(", ".join(r.flags)), md(r.case), md(r.group or ""), md(arch_cells(r))]
+            + [code(f"{r.file}:{r.line}")]
         )
         for r in flagged
     ]
@@ -183,11 +188,12 @@ def _compact_attention(report: Report, attention: Part, room: int) -> None:
         attention.shrink_to(room)
 
 
-def markdown(report: Report, limit: int = COMMENT_LIMIT) -> str:
+def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None) -> str:
+    """`blob`: `https://github.com/OWNER/REPO/blob/SHA` of the commit that ran, for file links."""
     top = f"{marker_for(report.kind)}\n## {md(report.title)}: {headline(report)}\n"
     if run_line(report):
         top += f"\n{md(run_line(report))}\n"
-    parts = _file_parts(report)
+    parts = _file_parts(report, blob)
     attention = parts[0]
     parts += [_suites_part(report), _suggestions_part(report), *_registry_parts(report)]
     total = fit_parts(top, parts, limit)
