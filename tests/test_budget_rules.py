@@ -404,3 +404,39 @@ def test_registry_problems_come_first_and_only_for_files_in_the_results():
     assert [p.file for p in report.warnings] == ["t/a.py", "t/new.py"]
     listed = build_report(scan.registrations, [run(res("t/a.py", 10))], CONFIG, kind="static")
     assert listed.problems == [] and listed.warnings == [] and listed.kind == "static"
+
+
+def test_result_without_suite_in_a_one_suite_run_takes_the_run_suite():
+    regs = [reg("t/a.py", 300, OTHER, "2-gpu-large"), reg("t/a.py", 100)]
+    report = build_report(regs, [run(res("t/a.py", 90, suite=None), suites=[SUITE])], CONFIG)
+    (line,) = report.lines
+    assert (line.suite, line.est_time, line.status) == (SUITE, 100, "near")
+    assert report.notes == []
+
+
+def test_small_budgets_still_give_a_ratio():
+    (line,) = build_report([reg("t/a.py", 0.5)], [run(res("t/a.py", 0.3))], CONFIG).lines
+    assert (line.ratio, line.status) == (pytest.approx(0.6), "ok")
+
+
+def test_timeout_at_zero_seconds_without_a_limit_suggests_zero():
+    (line,) = build_report([reg("t/a.py", 100)], [run(res("t/a.py", 0, "timeout"))], CONFIG).lines
+    assert (line.status, line.suggestion) == ("timeout", 0)
+
+
+def test_report_kind_defaults_to_run():
+    assert build_report([], [], CONFIG).kind == "run"
+
+
+def test_float_noise_below_a_millionth_of_a_step_does_not_round_up():
+    from ci_budget.budget.status import suggest
+
+    assert suggest(100.0000033, CONFIG) == 120  # 12.0000004 steps of 10 s
+    assert suggest(100.0001, CONFIG) == 130
+
+
+def test_suite_totals_leave_unmeasured_files_out_of_the_measured_sum():
+    files = [res("t/a.py", 50), res("t/b.py", 30, "not-run")]
+    report = build_report([reg(f.path, 100) for f in files], [run(*files)], CONFIG)
+    (total,) = report.suites
+    assert (total.files, total.est_total, total.measured_total) == (2, 200, 50)

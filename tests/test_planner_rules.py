@@ -190,3 +190,28 @@ def test_min_shards_when_the_rule_caps_it():
     assert min_shards(items, 100, 0.75, "best", max_shards=64) == 14  # nothing fits: the rule
     assert min_shards(items, 100, 1.0, "best", max_shards=3) == 3
     assert min_shards(items, 100, 0.5, "best", max_shards=64) == 20  # stricter than 0.75
+
+
+def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
+    from ci_budget.history.model import Estimate, History
+    from ci_budget.models import Registration
+
+    def registration(file, suite, est):
+        return Registration(
+            file=file, line=1, function="register_cuda_ci", backend="cuda", est_time=est,
+            suite=suite,
+        )  # fmt: skip
+
+    history = History()
+    history.estimates = {
+        ("a.py", "s"): Estimate(file="a.py", suite="s", seconds=42.5, source="model.json"),
+        ("b.py", "t"): Estimate(file="b.py", suite="t", seconds=7.0, source="model.json"),
+    }
+    regs = [registration("a.py", "s", 600), registration("a.py", "t", 60),
+            registration("b.py", "s", 30), registration("b.py", "t", 30)]  # fmt: skip
+    assert planners.weights_for(regs, history) == [
+        ("a.py", 42.5),
+        ("a.py", 60.0),
+        ("b.py", 30.0),
+        ("b.py", 7.0),
+    ]

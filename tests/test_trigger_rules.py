@@ -509,3 +509,73 @@ def test_comment_actions_other_than_created_are_silent():
                       Config())  # fmt: skip
         assert not plan.should_run and plan.reply is None and plan.reaction is None
         assert plan.reason == f"issue_comment: action '{action}' never triggers a run"
+
+
+def test_rerun_test_reply_lists_several_specs_on_one_runner():
+    plan, _ = rerun("/rerun-test test_a.py::A test_a.py::B")
+    assert plan.reply.splitlines()[1] == (
+        f"- `1-gpu-large` (runs-on: self-hosted, 1-gpu-large): "
+        f"`{R}a/test_a.py::A`, `{R}a/test_a.py::B`"
+    )
+
+
+def test_workflow_dispatch_takes_absolute_specs_inside_the_checkout():
+    root = "/home/runner/work/repo/repo"
+    data = payload("workflow_dispatch")
+    data["inputs"] = {"specs": f"{root}/{R}a/test_a.py"}
+    plan = decide("workflow_dispatch", data, Facts(sha=HEAD, root=root), REGS, Config())
+    assert plan.should_run and plan.matrix[0].specs == [R + "a/test_a.py"]
+
+
+def test_workflow_dispatch_shards_on_measured_weights():
+    heavy = {(R + "c/test_c.py", "stage-c-test-4-gpu-h100"): 5000.0}
+    regs = REGS + [reg("c/test_c2.py", stage="stage-c", runner="4-gpu-h100", est=10)]
+    facts = Facts(sha=HEAD, suites=["stage-c-test-4-gpu-h100"], weights=heavy)
+    plan = decide(None, None, facts, regs, Config())
+    assert [r.partition for r in plan.matrix] == ["0/2", "1/2"]
+    plan = decide(None, None, Facts(sha=HEAD, suites=["stage-c-test-4-gpu-h100"]), regs, Config())
+    assert [r.partition for r in plan.matrix] == ["0/1"]
+
+
+def test_workflow_dispatch_refusals_keep_the_trigger_and_commit():
+    data = payload("workflow_dispatch")
+    data["inputs"] = {"suites": "nope-a nope-b"}
+    plan = decide("workflow_dispatch", data, Facts(sha=HEAD), REGS, Config())
+    assert (plan.should_run, plan.trigger, plan.head_sha) == (False, "dispatch", HEAD)
+    assert plan.reason == (
+        "workflow_dispatch refused: `nope-a`: not a registered suite; "
+        "`nope-b`: not a registered suite"
+    )
+    regs = [r for r in REGS if r.disabled]
+    plan = decide(None, None, Facts(sha=HEAD, suites=[regs[0].suite]), regs, Config())
+    assert (plan.should_run, plan.trigger, plan.head_sha) == (False, "dispatch", HEAD)
+    assert plan.reason == "workflow_dispatch: nothing runnable in the given suites"
+
+
+def test_shard_count_follows_the_configured_safety_and_algorithm():
+    # 360 + 360 + 240 + 240 + 240 s against a 13 min (780 s) stage. At safety 1.0 the best
+    # planner fits 2 shards (720 | 720) and LPT does not (840 | 600), so it takes 3; at the
+    # default 0.75 (585 s) neither fits 2.
+    weights = [360, 360, 240, 240, 240]
+    regs = [reg(f"c/t{i}.py", stage="stage-c", est=w) for i, w in enumerate(weights)]
+    timeouts = {"stage-timeouts": {"stage-c": 13}}
+    lpt_full = parse_config({**timeouts, "planner": {"safety": 1.0}}, "t")
+    best_full = parse_config({**timeouts, "planner": {"safety": 1.0, "algorithm": "best"}}, "t")
+    best_default = parse_config({**timeouts, "planner": {"algorithm": "best"}}, "t")
+    assert shard_count(regs, lpt_full) == 3
+    assert shard_count(regs, best_full) == 2
+    assert shard_count(regs, best_default) == 3
+
+
+def test_a_suite_without_a_runner_does_not_stop_the_suites_after_it():
+    regs = [
+        Registration(
+            file=R + "l/test_l.py", line=1, function="register_cuda_ci", backend="cuda",
+            est_time=10, suite="a-legacy", stage="a-legacy",
+        ),
+        reg("x/test_x.py", runner="9-gpu-x", stage="a-odd"),
+        reg("a/test_a.py"),
+    ]  # fmt: skip
+    rows, notes = suite_rows(regs, Config())
+    assert [r.suite for r in rows] == ["base-b-test-1-gpu-large"]
+    assert len(notes) == 2
