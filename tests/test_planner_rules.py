@@ -215,3 +215,15 @@ def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
         ("b.py", 30.0),
         ("b.py", 7.0),
     ]
+
+
+def test_exact_search_stops_at_its_node_limit(monkeypatch):
+    # The search on this instance finds the optimum (53) at its 151st node: one node less and
+    # it stops with the best plan it had found by then, 54.
+    items = named([35, 21, 19, 14, 14, 13, 11, 11, 9, 9, 1, 1])
+    weights = dict(items)
+    assert planners.EXACT_NODE_LIMIT == 200_000
+    monkeypatch.setattr(planners, "EXACT_NODE_LIMIT", 151)
+    assert makespan(plan(items, 3, "best"), weights) == 53
+    monkeypatch.setattr(planners, "EXACT_NODE_LIMIT", 150)
+    assert makespan(plan(items, 3, "best"), weights) == 54
