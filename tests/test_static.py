@@ -279,3 +279,60 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
     assert suite.startswith("ok") and "900 s → 790 s of 20 min" in suite
+
+
+def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
+    """Only files changed since the base are read from git; the report is exactly what a full
+    parse of every base blob and every head file gives."""
+    from ci_budget.app.diff import DiffOptions, build
+    from ci_budget.app.settings import Settings
+    from ci_budget.registry.parse import merge, scan_source
+    from ci_budget.workspace.git import list_files
+
+    t = "test/registered/"
+    unchanged = {t + f"same/test_{i}.py": _reg(10 * i + 5) for i in range(30)}
+    unchanged[t + "same/test_error.py"] = "register_cuda_ci(est_time=X, suite='s')" + MAIN
+    unchanged[t + "same/test_plain.py"] = "def test_x():\n    pass\n"
+    base = {
+        **unchanged,
+        t + "raised.py": _reg(600),
+        t + "gone.py": _reg(100),
+        t + "broken_later.py": _reg(70),
+    }
+    head = {
+        t + "raised.py": _reg(790),
+        t + "gone.py": None,
+        t + "broken_later.py": "register_cuda_ci(est_time=Z, suite='s')" + MAIN,
+        t + "fresh.py": _reg(40, stage="base-a"),
+    }
+    repo, sha = _repo(tmp_path, base, head)
+    _write(repo, {t + "uncommitted.py": _reg(30)})  # the working tree counts, as in CI
+    settings = Settings(repo)
+    config = settings.config
+    incremental = build(settings, DiffOptions(base="HEAD~1"))
+
+    base_files = list_files(repo, sha, config)
+    blobs = files_at(repo, sha, config)[1]
+    base_full = merge(scan_source(blobs[rel], rel, config) for rel in base_files)
+    head_files = sorted(
+        p.relative_to(repo).as_posix() for p in (repo / "test/registered").rglob("*.py")
+    )
+    head_full = merge(scan_source((repo / rel).read_bytes(), rel, config) for rel in head_files)
+    reference = build_static(
+        base_full,
+        head_full,
+        set(base_files),
+        set(head_files),
+        config,
+        base_ref="HEAD~1",
+        base_commit=sha,
+        history=None,
+        arch_rows=[],
+        arch_problems=[],
+        extra_notes=[],
+    )
+    assert incremental.model_dump() == reference.model_dump()
+    kinds = {c.file.rsplit("/", 1)[-1]: c.kinds for c in incremental.changes}
+    assert kinds["raised.py"] == ["est_time"] and kinds["gone.py"] == ["file-removed"]
+    assert kinds["uncommitted.py"] == ["new-file"] and kinds["fresh.py"] == ["new-file"]
+    assert [p.file.rsplit("/", 1)[-1] for p in incremental.errors_introduced] == ["broken_later.py"]
