@@ -21,6 +21,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -36,7 +37,7 @@ from ci_budget.registry.parse import (
 )
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: entries carry size and mtime
 BOM = b"\xef\xbb\xbf"
 
 
@@ -206,7 +207,12 @@ def scan_paths(
 
 
 class _Cache:
-    """{rel: [blake2b of content, scan]} for one config; a config change empties it."""
+    """{rel: [size, mtime_ns, blake2b of content, scan]} for one config; a config change empties
+    it. A file whose size and mtime match is not read at all; one modified within two seconds of
+    the cache's own write is hashed anyway (its mtime could hide a same-size edit, as in git's
+    racy-index rule). The file is rewritten only when something changed."""
+
+    RACY_NS = 2_000_000_000
 
     def __init__(self, path: Path, config: Config, full: bool):
         self.path = path
@@ -214,33 +220,51 @@ class _Cache:
             (config.model_dump_json() + str(full) + str(CACHE_VERSION)).encode(), digest_size=16
         ).hexdigest()
         self.entries: dict[str, list] = {}
-        self.digests: dict[str, str] = {}
+        self.fresh: dict[str, list] = {}  # rel -> [size, mtime_ns, digest] read this time
+        self.written_ns = 0
+        self.dirty = False
         try:
             data = json.loads(path.read_text())
             if data.get("key") == self.key:
                 self.entries = data["entries"]
-        except (OSError, ValueError, KeyError, AttributeError):
+                self.written_ns = int(data.get("written_ns", 0))
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
             pass  # no cache, or an unreadable one: scan afresh
 
     def get(self, root: Path, rel: str) -> RegistryScan | None:
+        entry = self.entries.get(rel)
         try:
+            stat = (root / rel).stat()
+            if (
+                entry
+                and len(entry) == 4
+                and entry[:2] == [stat.st_size, stat.st_mtime_ns]
+                and stat.st_mtime_ns < self.written_ns - self.RACY_NS
+            ):
+                return RegistryScan.model_validate(entry[3])
             digest = hashlib.blake2b((root / rel).read_bytes(), digest_size=16).hexdigest()
         except OSError:
             return None
-        self.digests[rel] = digest
-        entry = self.entries.get(rel)
-        if entry and entry[0] == digest:
-            return RegistryScan.model_validate(entry[1])
+        self.fresh[rel] = [stat.st_size, stat.st_mtime_ns, digest]
+        if entry and len(entry) == 4 and entry[2] == digest:
+            if entry[:2] != self.fresh[rel][:2]:
+                entry[:2] = self.fresh[rel][:2]  # touched, same content: remember the new stat
+                self.dirty = True
+            return RegistryScan.model_validate(entry[3])
         return None
 
     def put(self, rel: str, scan: RegistryScan) -> None:
-        if rel in self.digests:
-            self.entries[rel] = [self.digests[rel], scan.model_dump()]
+        if rel in self.fresh:
+            self.entries[rel] = [*self.fresh[rel], scan.model_dump()]
+            self.dirty = True
 
     def save(self) -> None:
+        if not self.dirty:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        tmp.write_text(json.dumps({"key": self.key, "entries": self.entries}))
+        data = {"key": self.key, "written_ns": time.time_ns(), "entries": self.entries}
+        tmp.write_text(json.dumps(data))
         tmp.replace(self.path)
 
 
