@@ -132,12 +132,14 @@ def _import_runs(history, actions, request, cursor, out, save, progress) -> None
         if stop:
             out.stopped = stop
             break
-        complete = _import_run(history, actions, request, run, done_jobs, out, progress, number,
-                               len(todo))  # fmt: skip
+        try:
+            complete = _import_run(history, actions, request, run, done_jobs, out, progress,
+                                   number, len(todo))  # fmt: skip
+        finally:  # also when GitHub stops us mid-run: the jobs read so far are not read again
+            cursor.jobs = sorted(done_jobs)
         if complete:
             cursor.runs[run.id] = RunMark(attempt=run.attempt, created=run.created_at)
             out.runs += 1
-        cursor.jobs = sorted(done_jobs)
         save()
         if out.stopped:
             break
@@ -154,7 +156,7 @@ def _new(cursor: ImportCursor, run) -> bool:
 
 
 def _prune(cursor: ImportCursor, runs, since: date | None) -> None:
-    """Forget runs older than the listing window, and jobs of runs now complete."""
+    """Forget runs that were created before the listing window and are no longer listed."""
     listed = {r.id for r in runs}
     if since is not None:
         start = datetime(since.year, since.month, since.day, tzinfo=timezone.utc)
