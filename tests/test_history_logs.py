@@ -42,6 +42,14 @@ def test_block_with_timestamps_retries_and_a_timeout():
     assert got.begin_stamps[0].startswith("2026-08-21T") and got.last_stamp
 
 
+def test_a_traceback_naming_run_suite_keeps_the_command_lines_suite():
+    text = job_log(T0, SUITE, [Ran(A, 100)], index=1, size=2)
+    head, sep, tail = text.partition("========== TIMINGS BEGIN")
+    noise = '2026-08-21T11:00:00.0000000Z   File "/w/test/run_suite.py", line 300, in main\n'
+    (entry,) = _parse(head + noise + sep + tail).entries
+    assert (entry.suite, entry.partition) == (SUITE, "1/2")
+
+
 def test_two_blocks_keep_the_latest_entry_per_file():
     got = _parse(job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], blocks=2))
     assert got.blocks == 2 and got.problems == []

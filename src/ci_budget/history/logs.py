@@ -138,8 +138,8 @@ class _Parser:
             self._scan(stripped)
 
     def _scan(self, text: str) -> None:
-        if "run_suite.py" in text:
-            self.context, self.in_command = {}, True
+        if "run_suite.py" in text and ("--" in text or text.endswith("\\")):
+            self.context, self.in_command = {}, True  # a command line, not a traceback's path
         if self.in_command:
             for key, pattern in _OPTION.items():
                 found = pattern.search(text)
