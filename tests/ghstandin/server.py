@@ -105,6 +105,7 @@ class StandIn:
         return f"http://{host}:{port}"
 
     def start(self) -> StandIn:
+        spec._openapi()  # built before the first request, not while a client waits on it
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
