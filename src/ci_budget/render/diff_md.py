@@ -8,6 +8,7 @@ table cells come from the PR's files and go through `escape`.
 from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
+from ci_budget.render import mermaid
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
@@ -174,6 +175,7 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
             "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    parts = [*_parts(report, blob), foot]
+    picture = mermaid.part("Predicted makespan per suite", mermaid.suite_gantt(report))
+    parts = [*_parts(report, blob), picture, foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ci_budget.budget.status import ATTENTION, STATUS_ORDER
 from ci_budget.models import BudgetLine, Report
+from ci_budget.render import mermaid
 from ci_budget.render.escape import block_line, code, fence_for, html, md
 from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
@@ -196,6 +197,7 @@ def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None
     parts = _file_parts(report, blob)
     attention = parts[0]
     parts += [_suites_part(report), _suggestions_part(report), *_registry_parts(report)]
+    parts.append(mermaid.part("Measured vs est_time", mermaid.run_chart(report)))
     total = fit_parts(top, parts, limit)
     if total > limit:
         room = attention.size() - (total - limit)

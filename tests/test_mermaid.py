@@ -1,0 +1,110 @@
+"""Every Mermaid block the reports emit is parsed by Mermaid's own parser (npm `mermaid`, under
+Node with jsdom; `npm ci` in tests/mermaid, as .ci/run does). Skipped without node outside CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ci_budget.budget.diff import StaticReport, SuiteImpact
+from ci_budget.budget.status import build_report
+from ci_budget.config import Config
+from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.render import diff_md, mermaid, run_md
+
+HERE = Path(__file__).resolve().parent / "mermaid"
+SUITE = "base-b-test-1-gpu-large"
+HOSTILE = 'x"];\n%%{init: {"theme":"dark"}}%%\nclick A call evil() : # ] [ --> ;'
+
+
+def _parser_or_skip():
+    node = shutil.which("node")
+    if node and (HERE / "node_modules" / "mermaid").is_dir():
+        return node
+    if os.environ.get("CI"):
+        pytest.fail(
+            "node and tests/mermaid/node_modules are required in CI (.ci/run installs them)"
+        )
+    pytest.skip("needs node and `npm ci` in tests/mermaid")
+
+
+def parse(blocks: list[str]) -> list[dict]:
+    node = _parser_or_skip()
+    done = subprocess.run(
+        [node, str(HERE / "parse.mjs")], input=json.dumps(blocks), capture_output=True,
+        text=True, cwd=HERE, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def blocks_of(markdown: str) -> list[str]:
+    return re.findall(r"```mermaid\n(.*?)```\n", markdown, flags=re.S)
+
+
+def _run_report(name: str = "test_a.py"):
+    files = [f"test/registered/{name}", "test/registered/b/test_b.py", "test/registered/c.py"]
+    regs = [
+        Registration(file=f, line=3, function="register_cuda_ci", backend="cuda", est_time=est,
+                     suite=SUITE, stage="base-b", runner_config="1-gpu-large")
+        for f, est in zip(files, (5, 10, 30), strict=True)
+    ]  # fmt: skip
+    results = [
+        FileResult(path=f, suite=SUITE, elapsed=e, status=s)
+        for f, e, s in zip(files, (8.4, 8.6, 2.0), ("passed", "passed", "timeout"), strict=True)
+    ]
+    return build_report(regs, [RunResults(meta=RunMeta(suites=[SUITE]), files=results)], Config())
+
+
+def _static_report(suite: str = SUITE) -> StaticReport:
+    impact = SuiteImpact(suite=suite, backend="cuda", files_before=2, files_after=2,
+                         est_before=900, est_after=1090, shards_before=1, shards_after=2,
+                         makespan_before=900, makespan_after=790, timeout_s=1200)  # fmt: skip
+    over = impact.model_copy(update={"suite": "base-a-test-8-gpu-h200", "makespan_after": 1300})
+    return StaticReport(base_ref="main", suites=[impact, over])
+
+
+def test_every_emitted_block_parses():
+    emitted = blocks_of(run_md.markdown(_run_report())) + blocks_of(
+        diff_md.markdown(_static_report())
+    )
+    kinds = [b.split("\n", 1)[0] for b in emitted]
+    assert kinds == ["xychart-beta", "gantt"]
+    results = parse(emitted)
+    assert [r["ok"] for r in results] == [True, True], results
+    assert [r["type"] for r in results] == ["xychart", "gantt"]
+
+
+def test_hostile_names_stay_labels():
+    emitted = blocks_of(run_md.markdown(_run_report(HOSTILE + ".py"))) + blocks_of(
+        diff_md.markdown(_static_report(HOSTILE))
+    )
+    for b in emitted:  # no directive, no quote or bracket from the name, no new statement
+        assert "%%" not in b and "evil()" not in b and HOSTILE.split("\n")[0] not in b
+    assert all(r["ok"] for r in parse(emitted))
+
+
+def test_the_parser_catches_a_broken_block():
+    (result,) = parse(["xychart-beta\n    bar [1,\n"])
+    assert not result["ok"] and "Parse error" in result["error"]
+
+
+def test_pictures_are_dropped_first_with_a_note():
+    report = _run_report()
+    full = run_md.markdown(report)
+    picture = blocks_of(full)[0]
+    tight = run_md.markdown(report, limit=len(full) - len(picture) // 2)
+    assert blocks_of(tight) == []
+    assert "picture(s) not shown (too long for one comment)" in tight
+    assert "| `test_a.py` |" in tight  # the tables stayed
+
+
+def test_labels_keep_only_safe_characters():
+    text = mermaid.label(HOSTILE)
+    assert len(text) <= 40 and re.fullmatch(r"[A-Za-z0-9_./+ -]+", text)
