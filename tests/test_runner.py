@@ -6,8 +6,19 @@ from pathlib import Path
 import pytest
 
 from ci_budget.models import FileResult, Registration, RunResults
-from ci_budget.runner.run import SelectionError, parse_spec, select_jobs, timings_block
+from ci_budget.runner.run import resolve_path, timings_block
 from ci_budget.sharding.planners import lpt
+from ci_budget.sharding.select import SelectionError, parse_spec
+from ci_budget.sharding.select import select_jobs as select
+
+
+def select_jobs(registrations, root, suites=(), specs=(), partition=None, **kw):
+    """(jobs, skipped) with paths resolved under `root`, as `ci-budget run` does."""
+    found = select(
+        registrations, suites, specs, partition, resolve=lambda p: resolve_path(p, root), **kw
+    )
+    return found.jobs, found.skipped
+
 
 SUITE = "base-b-test-1-gpu-large"
 
@@ -44,7 +55,7 @@ def regs():
         ("t/x.py::TestA", ("t/x.py", "::TestA")),
         ("t/x.py::TestA::test_1", ("t/x.py", "::TestA::test_1")),
         ("t/x.py::TestA.test_1", ("t/x.py", "::TestA::test_1")),
-        ("t/x.py::test_p[a.b]", ("t/x.py", "::test_p[a.b]")),
+        ("t/x.py::test_p", ("t/x.py", "::test_p")),
     ],
 )
 def test_parse_spec(spec, expected):
@@ -57,11 +68,16 @@ def test_parse_spec_rejects(bad):
         parse_spec(bad)
 
 
+def test_parse_spec_names_follow_the_rerun_test_rules():
+    with pytest.raises(SelectionError, match="not a Python identifier"):
+        parse_spec("t/x.py::test_p[a.b]")
+
+
 def test_suite_selection_longest_first_and_disabled_reported(root):
     jobs, skipped = select_jobs(regs(), root, suites=[SUITE])
     assert [j.est_time for j in jobs] == [300, 200, 150, 120, 40]
-    assert [(f.path, f.status, f.message) for f in skipped] == [
-        ("test/registered/test_off.py", "not-run", "disabled: flaky on H200")
+    assert [(f.path, f.suite, f.reason) for f in skipped] == [
+        ("test/registered/test_off.py", SUITE, "flaky on H200")
     ]
 
 

@@ -7,6 +7,7 @@ names the kebab-case spelling. Python code may build sections by field name.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from typing import Annotated, Literal
 
@@ -118,6 +119,8 @@ class PlannerSettings(Section):
     algorithm: Literal["lpt", "best"] = "lpt"
     safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
     max_shards: int = Field(64, ge=1)
+    # "fewest": the fewest shards whose plan fits; "sglang": ceil(coeff*sum / (safety*T - bias))
+    shard_rule: Literal["fewest", "sglang"] = "fewest"
 
 
 class ArchSettings(Section):
@@ -148,8 +151,17 @@ class Config(Section):
     register_functions: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_REGISTER_FUNCTIONS)
     )
+    registration_keywords: list[str] = Field(
+        default_factory=lambda: ["stage", "runner_config", "in_process_group"]
+    )  # keyword-only arguments a registration may use
     runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
+    suite_runners: dict[str, str] = Field(default_factory=dict)  # suite (glob) -> runner config
     stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)
+    suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # suite (glob) -> minutes
+    suite_shards: dict[str, int] = Field(default_factory=dict)  # suite (glob) -> fixed count
+    # Matrix jobs of one suite running at once: "all", "third" (max(n // 3, 1)), "third-gpu"
+    # (the same, but suites on runners without GPUs unthrottled), or a number.
+    max_parallel: Literal["all", "third", "third-gpu"] | int = "all"
     default_stage_timeout: float = Field(60.0, gt=0)  # minutes
     thresholds: Thresholds = Field(default_factory=Thresholds)
     file_timeout: Literal["sglang"] | float = "sglang"
@@ -164,6 +176,21 @@ class Config(Section):
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     arch: ArchSettings = Field(default_factory=ArchSettings)
+
+    @field_validator("max_parallel")
+    @classmethod
+    def _positive_parallel(cls, v: str | int) -> str | int:
+        if not isinstance(v, str) and v < 1:
+            raise ValueError("must be 'all', 'third', 'third-gpu' or a number >= 1")
+        return v
+
+    @field_validator("suite_shards")
+    @classmethod
+    def _positive_shards(cls, v: dict[str, int]) -> dict[str, int]:
+        for name, count in v.items():
+            if count < 1:
+                raise ValueError(f"{name}: a shard count must be at least 1, not {count}")
+        return v
 
     @field_validator("file_timeout")
     @classmethod
@@ -189,11 +216,41 @@ class Config(Section):
         minutes = self.stage_timeouts.get(stage or "", self.default_stage_timeout)
         return minutes * 60.0
 
+    def suite_timeout_s(self, suite: str, stage: str | None = None) -> float:
+        """The suite's own timeout (`suite-timeouts`, exact name first, then the first matching
+        pattern), else its stage's."""
+        minutes = _lookup(self.suite_timeouts, suite)
+        return self.stage_timeout_s(stage) if minutes is None else minutes * 60.0
+
+    def fixed_shards(self, suite: str) -> int | None:
+        return _lookup(self.suite_shards, suite)
+
+    def suite_runner(self, suite: str) -> str | None:
+        return _lookup(self.suite_runners, suite)
+
+    def max_parallel_for(self, size: int, gpus: int) -> int:
+        rule = self.max_parallel
+        if rule == "all" or (rule == "third-gpu" and gpus == 0):
+            return size
+        if rule in ("third", "third-gpu"):
+            return max(size // 3, 1)
+        return max(1, min(size, int(rule)))
+
     def timeout_for(self, est_time: float) -> float:
         """Per-file timeout: sglang's rule max(1.5 x est, est + 1800), or a flat number."""
         if self.file_timeout == "sglang":
             return float(max(math.ceil(1.5 * est_time), est_time + 1800))
         return float(self.file_timeout)
+
+
+def _lookup(table: dict, name: str):
+    """`table[name]`, else the value of the first key that is a glob pattern matching `name`."""
+    if name in table:
+        return table[name]
+    for pattern, value in table.items():
+        if fnmatch.fnmatchcase(name, pattern):
+            return value
+    return None
 
 
 class ConfigError(Exception):
@@ -219,9 +276,24 @@ def _format_validation(source: str, prefix: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse_config(data: dict, source: str, prefix: str = "") -> Config:
+def overlay(defaults: dict, data: dict) -> dict:
+    """`data` (a user's settings) over `defaults` (a repository profile), key by key: tables
+    merge, anything else in `data` wins; a gating-labels table replaces the profile's."""
+    out = dict(defaults)
+    for key, value in data.items():
+        base = out.get(key)
+        if isinstance(base, dict) and isinstance(value, dict) and key != "gating-labels":
+            out[key] = overlay(base, value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_config(data: dict, source: str, prefix: str = "", defaults: dict | None = None) -> Config:
     try:
         # Files are read by alias only, so a snake_case key is reported, not quietly taken.
-        return Config.model_validate(data, by_alias=True, by_name=False)
+        return Config.model_validate(
+            overlay(defaults, data) if defaults else data, by_alias=True, by_name=False
+        )
     except ValidationError as exc:
         raise ConfigError(_format_validation(source, prefix, exc)) from None

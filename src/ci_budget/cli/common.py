@@ -76,3 +76,41 @@ def history_weights(path: Path | None, registrations) -> dict[tuple[str, str], f
         (reg.file, reg.suite): seconds
         for reg, (_, seconds) in zip(regs, weights_for(regs, history), strict=True)
     }
+
+
+def add_partition_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--partition-model",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="sglang-ci-stats model.json: per-file seconds and per-suite fits for shard sizes "
+        "and splits (missing or unreadable: a warning, then est_time)",
+    )
+
+
+def load_partition_model(path: Path | None):
+    """The model at `path`, or None (with a warning when a named file cannot be used): shards
+    are then planned on est_time, as sglang's scripts fall back."""
+    import json
+    import sys
+
+    from ci_budget.sharding.model import model_from_json
+
+    if path is None:
+        return None
+    try:
+        model = model_from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else f"invalid JSON: {exc}"
+        print(f"warning: --partition-model {path}: {reason}; using est_time", file=sys.stderr)
+        return None
+    if model is None:
+        print(f"warning: --partition-model {path}: not a JSON object; using est_time",
+              file=sys.stderr)  # fmt: skip
+    return model
+
+
+def merged_weights(history: dict, model) -> dict[tuple[str, str], float]:
+    """Measured history first, then the partition model's per-file seconds."""
+    return {**(model.weights() if model is not None else {}), **history}

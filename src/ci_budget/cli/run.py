@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.cli.common import add_common, add_history, add_subcommand
+from ci_budget.cli.common import add_common, add_history, add_partition_model, add_subcommand
 
 
 def add_parser(sub):
@@ -18,13 +18,30 @@ def add_parser(sub):
         "1 a file failed, timed out or crashed, 2 usage error.",
         example="ci-budget run --suite base-b-test-1-gpu-large --partition 0/2 "
         "--out results/shard0.json\n"
-        "ci-budget run test/registered/test_srt.py::TestSRT.test_decode --timeout-per-file 600",
+        "ci-budget run test/registered/test_srt.py::TestSRT.test_decode --timeout-per-file 600\n"
+        "ci-budget run --suite base-b-test-1-gpu-large --partition 3/12 --dry-run --format json",
     )
     add_common(p)
     p.add_argument("specs", nargs="*", metavar="SPEC", help="path[::Class[::test]] to run")
     p.add_argument("--suite", action="append", default=[], help="suite to run (repeatable)")
     p.add_argument("--partition", default=None, metavar="I/N", help="run shard I of N (0-based)")
+    p.add_argument(
+        "--backend",
+        default=None,
+        help="registrations of this backend (default: the suite's only backend)",
+    )
+    p.add_argument(
+        "--nightly",
+        action="store_true",
+        help="run the nightly=True registrations of the suites (and only those), as "
+        "sglang's run_suite.py --nightly",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print what would run, in order; run nothing"
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text", help="--dry-run output")
     add_history(p)
+    add_partition_model(p)
     p.add_argument(
         "--timeout-per-file",
         type=float,
@@ -68,16 +85,73 @@ def _commit(root: Path) -> str | None:
     return os.environ.get("GITHUB_SHA") or None
 
 
+def _select(args, root, config, scan, partition):
+    from ci_budget.cli.common import (
+        CliError,
+        history_weights,
+        load_partition_model,
+        merged_weights,
+    )
+    from ci_budget.runner.run import resolve_path
+    from ci_budget.sharding.select import SelectionError, select_jobs
+
+    model = load_partition_model(args.partition_model)
+    weights = merged_weights(history_weights(args.history, scan.registrations), model)
+    try:
+        return select_jobs(
+            scan.registrations,
+            args.suite,
+            args.specs,
+            partition,
+            algorithm=config.planner.algorithm,
+            weights=weights,
+            backend=args.backend,
+            nightly=args.nightly,
+            resolve=lambda path: resolve_path(path, root),
+        )
+    except SelectionError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_dry_run(selection, fmt: str) -> None:
+    import json
+
+    if fmt == "json":
+        files = [
+            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
+            | ({"selection": j.selection} if j.selection else {})
+            for j in selection.jobs
+        ]
+        skipped = [
+            {
+                "path": s.path,
+                "est_time": s.est_time,
+                "suite": s.suite,
+                "backend": s.backend,
+                "reason": s.reason,
+            }  # fmt: skip
+            for s in selection.skipped
+        ]
+        print(json.dumps({"files": files, "skipped": skipped}, indent=2))
+        return
+    total = sum(j.est_time for j in selection.jobs)
+    print(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
+    for j in selection.jobs:
+        print(f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})")
+    for s in selection.skipped:
+        print(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
+
+
 def run(args) -> int:
     import os
     import socket
     import sys
 
     from ci_budget import __version__
-    from ci_budget.cli.common import CliError, history_weights, load
+    from ci_budget.cli.common import CliError, load
     from ci_budget.models import RunMeta
     from ci_budget.runner.gpu import detect_gpu
-    from ci_budget.runner.run import RunOptions, SelectionError, exit_status, run_jobs, select_jobs
+    from ci_budget.runner.run import RunOptions, exit_status, run_jobs, skipped_result
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.workspace.scan import scan_tree
 
@@ -93,18 +167,11 @@ def run(args) -> int:
     scan = scan_tree(root, config)
     for problem in scan.errors:
         print(f"warning: registry error, file skipped: {problem}", file=sys.stderr)
-    try:
-        jobs, skipped = select_jobs(
-            scan.registrations,
-            root,
-            args.suite,
-            args.specs,
-            partition,
-            algorithm=config.planner.algorithm,
-            weights=history_weights(args.history, scan.registrations),
-        )
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
+    selection = _select(args, root, config, scan, partition)
+    if args.dry_run:
+        _print_dry_run(selection, args.format)
+        return 0
+    jobs, skipped = selection.jobs, [skipped_result(s) for s in selection.skipped]
     from ci_budget.runner.run import missing_selection
 
     for job in jobs:
@@ -122,6 +189,7 @@ def run(args) -> int:
     runner_config = args.runner_config
     if runner_config is None:
         names = {r.runner_config for r in scan.registrations if r.suite in set(args.suite)}
+        names |= {config.suite_runner(s) for s in args.suite} - {None}
         runner_config = names.pop() if len(names) == 1 else None
     rc_conf = config.runner(runner_config)
     labels = args.runner_labels or os.environ.get("RUNNER_LABELS", "")

@@ -52,6 +52,7 @@ class _FileScan:
         self.rel = rel
         self.config = config
         self.names = config.register_functions
+        self.keywords = tuple(config.registration_keywords)
         self.registrations: list[Registration] = []
         self.errors: list[Problem] = []
         self.warnings: list[Problem] = []
@@ -82,13 +83,13 @@ class _FileScan:
                 call.args[len(POSITIONAL)],
                 f"{func}(): too many positional arguments ({len(call.args)}; at most "
                 f"{len(POSITIONAL)}: {', '.join(POSITIONAL)}; "
-                f"{', '.join(KEYWORD_ONLY)} are keyword-only)",
+                f"{', '.join(self.keywords)} are keyword-only)",
             )
             ok = False
         for name, node in zip(POSITIONAL, call.args, strict=False):
             nodes[name] = node
         for kw in call.keywords:
-            if kw.arg not in ALL_PARAMS:
+            if kw.arg not in POSITIONAL + self.keywords:
                 self.error(kw, f"{func}(): unknown argument '{kw.arg}'")
                 ok = False
                 continue
@@ -153,9 +154,15 @@ class _FileScan:
                     f"{func}(): est_time must be a number of seconds, not {est!r}",
                 )
                 ok = False
-            elif not est > 0:
-                self.error(nodes["est_time"], f"{func}(): est_time must be positive, not {est!r}")
+            elif est < 0:
+                self.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
                 ok = False
+            elif est == 0:
+                self.warn(
+                    nodes["est_time"],
+                    f"{func}(): est_time is 0: the file counts for nothing in its suite's "
+                    "budget and shard sizes",
+                )
         for name in STRING_PARAMS:
             if name in values and not isinstance(values[name], str):
                 self.error(nodes[name], f"{func}(): {name} must be a string, not {values[name]!r}")

@@ -18,19 +18,19 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.results import printed, timings
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
-from ci_budget.sharding.planners import plan
+from ci_budget.sharding.select import Job, SelectionError, Skipped
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
 # environment, which we must not install into; so a temp dir holding only these packages (and
@@ -57,18 +57,6 @@ def _on_sigterm(signum, frame):
     raise Terminated
 
 
-class SelectionError(ValueError):
-    """Bad spec, unknown suite or empty selection: a usage error."""
-
-
-@dataclass
-class Job:
-    path: str
-    est_time: float
-    suite: str | None = None
-    selection: list[str] = field(default_factory=list)  # "::Class", "::Class::test"
-
-
 @dataclass
 class RunOptions:
     root: Path
@@ -85,20 +73,8 @@ class RunOptions:
     stream: TextIO | None = None  # progress lines; default stdout
 
 
-def parse_spec(spec: str) -> tuple[str, str | None]:
-    """'path[::Class[::test]]' or sglang's 'path::Class.test' -> (path, '::Class::test')."""
-    path, sep, rest = spec.partition("::")
-    if not path or (sep and not rest):
-        raise SelectionError(f"spec {spec!r}: expected path[::Class[::test]]")
-    if not sep:
-        return path, None
-    if "::" not in rest and "." in rest.split("[", 1)[0]:
-        cls, _, test = rest.partition(".")
-        rest = f"{cls}::{test}"
-    return path, "::" + rest
-
-
-def _rel_path(path: str, root: Path) -> str:
+def resolve_path(path: str, root: Path) -> str:
+    """A spec's path as given on the command line -> repo-relative (it must exist)."""
     p = Path(path)
     if not p.is_absolute() and (root / p).exists():
         return (root / p).resolve().relative_to(root.resolve()).as_posix()
@@ -112,73 +88,10 @@ def _rel_path(path: str, root: Path) -> str:
     raise SelectionError(f"spec path {path!r}: no such file under {root}")
 
 
-def select_jobs(
-    registrations: list[Registration],
-    root: Path,
-    suites: Iterable[str] = (),
-    specs: Iterable[str] = (),
-    partition: tuple[int, int] | None = None,
-    algorithm: str = "lpt",
-    weights: Mapping[tuple[str, str], float] | None = None,
-) -> tuple[list[Job], list[FileResult]]:
-    """(jobs to run in order, disabled files reported as not-run). Shards are split by
-    `weights` ((file, suite) -> measured p90) where known, est_time otherwise."""
-    suites, specs = list(suites), list(specs)
-    if not suites and not specs:
-        raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
-    known = {r.suite for r in registrations}
-    for s in suites:
-        if s not in known:
-            raise SelectionError(f"unknown suite {s!r} (known: {', '.join(sorted(known))})")
-    pool = [r for r in registrations if not suites or r.suite in suites]
-    by_file: dict[str, list[Registration]] = {}
-    for r in pool:
-        by_file.setdefault(r.file, []).append(r)
-    wanted: dict[str, list[str]] = {}  # path -> selectors; [] = the whole file
-    if specs:
-        for spec in specs:
-            raw, selector = parse_spec(spec)
-            path = _rel_path(raw, root)
-            if path not in by_file:
-                where = f" in suite(s) {', '.join(suites)}" if suites else ""
-                raise SelectionError(f"spec {spec!r}: {path} is not a registered test file{where}")
-            sel = wanted.setdefault(path, [])
-            if selector is None or sel == [None]:
-                wanted[path] = [None]
-            elif selector not in sel:
-                sel.append(selector)
-    else:
-        wanted = {path: [None] for path in by_file}
-    jobs: dict[str, Job] = {}
-    disabled: list[FileResult] = []
-    for path, selectors in wanted.items():
-        regs = [r for r in by_file[path] if r.enabled]
-        if not regs:
-            r = by_file[path][0]
-            disabled.append(
-                FileResult(
-                    path=path,
-                    suite=r.suite,
-                    est_time=r.est_time,
-                    status="not-run",
-                    message=f"disabled: {r.disabled}",
-                )
-            )
-            continue
-        top = max(regs, key=lambda r: r.est_time)
-        sel = [] if None in selectors else list(selectors)
-        jobs[path] = Job(path=path, est_time=top.est_time, suite=top.suite, selection=sel)
-    if not jobs and not disabled:
-        raise SelectionError(f"no registered files for {', '.join(suites + specs)}")
-    order = sorted(jobs, key=lambda p: (-jobs[p].est_time, p))
-    if partition is not None:
-        index, count = partition
-        weights = weights or {}
-        items = [(p, weights.get((p, j.suite), j.est_time)) for p, j in jobs.items()]
-        order = plan(items, count, algorithm)[index]
-        if index != 0:
-            disabled = []  # reported once, by the first shard
-    return [jobs[p] for p in order], disabled
+def skipped_result(item: Skipped) -> FileResult:
+    """A disabled file, recorded as not run with its reason."""
+    return FileResult(path=item.path, suite=item.suite, est_time=item.est_time,
+                      status="not-run", message=f"disabled: {item.reason}")  # fmt: skip
 
 
 def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:

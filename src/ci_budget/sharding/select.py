@@ -1,0 +1,185 @@
+"""What `ci-budget run` runs, in order: registrations selected as sglang's `run_suite.py` does,
+then sharded. Pure: paths given on the command line are resolved by the caller.
+
+- a suite's registrations of one backend (`backend`, else the suite's only backend);
+- `nightly=True` registrations only with `nightly` (and then only those), as `run_suite.py`;
+- disabled registrations are reported as skipped, with their reason;
+- a file registered twice in one suite runs twice, as sglang schedules each registration;
+- a file in two of the selected suites runs once, under the suite that budgets it most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ci_budget.models import Registration
+from ci_budget.registry import specs as spec_rules
+from ci_budget.sharding.planners import plan
+
+
+class SelectionError(ValueError):
+    """Bad spec, unknown suite, ambiguous backend or empty selection: a usage error."""
+
+
+@dataclass
+class Job:
+    path: str
+    est_time: float
+    suite: str | None = None
+    backend: str | None = None
+    selection: list[str] = field(default_factory=list)  # "::Class", "::Class::test"
+
+
+@dataclass
+class Skipped:
+    path: str
+    suite: str
+    backend: str
+    est_time: float
+    reason: str
+
+
+@dataclass
+class Selection:
+    jobs: list[Job] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """'path[::Class[::test]]' or sglang's 'path::Class.test' -> (path, '::Class::test').
+    The path is returned as given; the names follow the `/rerun-test` rules."""
+    path, sep, rest = spec.partition("::")
+    if not path or (sep and not rest):
+        raise SelectionError(f"spec {spec!r}: expected path[::Class[::test]]")
+    if not sep:
+        return path, None
+    shape = spec_rules.split_spec("x.py::" + rest)
+    if isinstance(shape, str):
+        raise SelectionError(f"spec {spec!r}: {shape}")
+    return path, "::" + "::".join(shape[1])
+
+
+def suite_backend(registrations: Iterable[Registration], suite: str, backend: str | None) -> str:
+    """The backend whose registrations of `suite` run: `backend`, else the suite's only one."""
+    found = sorted({r.backend for r in registrations if r.suite == suite})
+    if backend is not None:
+        if backend not in found:
+            raise SelectionError(
+                f"suite {suite!r} has no {backend} registrations (it has: {', '.join(found)})"
+            )
+        return backend
+    if len(found) > 1:
+        raise SelectionError(
+            f"suite {suite!r} is registered by {' and '.join(found)}: give "
+            + " or ".join(f"--backend {b}" for b in found)
+        )
+    return found[0]
+
+
+def suite_pool(
+    registrations: list[Registration],
+    suites: list[str],
+    backend: str | None = None,
+    nightly: bool = False,
+) -> list[Registration]:
+    """The registrations `run_suite.py --hw B --suite S [--nightly]` would consider."""
+    known = {r.suite for r in registrations}
+    for s in suites:
+        if s not in known:
+            raise SelectionError(f"unknown suite {s!r} (known: {', '.join(sorted(known))})")
+    chosen = {s: suite_backend(registrations, s, backend) for s in suites}
+    return [
+        r
+        for r in registrations
+        if r.suite in chosen and r.backend == chosen[r.suite] and r.nightly == nightly
+    ]
+
+
+def _skipped(r: Registration) -> Skipped:
+    return Skipped(r.file, r.suite, r.backend, r.est_time, r.disabled or "disabled")
+
+
+def _by_suite(pool: list[Registration]) -> tuple[list[Job], list[Skipped]]:
+    """One job per enabled registration; a file in several suites keeps the suite whose
+    registration has the largest est_time (the first such, on ties)."""
+    top: dict[str, Registration] = {}
+    for r in pool:
+        if r.enabled and (r.file not in top or r.est_time > top[r.file].est_time):
+            top[r.file] = r
+    jobs = [
+        Job(r.file, r.est_time, r.suite, r.backend)
+        for r in pool
+        if r.enabled and r.suite == top[r.file].suite
+    ]
+    skipped = [_skipped(r) for r in pool if not r.enabled and r.file not in top]
+    return jobs, skipped
+
+
+def _by_spec(pool, spec_list, resolve, suites) -> tuple[list[Job], list[Skipped]]:
+    by_file: dict[str, list[Registration]] = {}
+    for r in pool:
+        by_file.setdefault(r.file, []).append(r)
+    wanted: dict[str, list[str | None]] = {}
+    for spec in spec_list:
+        raw, selector = parse_spec(spec)
+        path = resolve(raw)
+        if path not in by_file:
+            where = f" in suite(s) {', '.join(suites)}" if suites else ""
+            raise SelectionError(f"spec {spec!r}: {path} is not a registered test file{where}")
+        sel = wanted.setdefault(path, [])
+        if selector is None or sel == [None]:
+            wanted[path] = [None]
+        elif selector not in sel:
+            sel.append(selector)
+    jobs, skipped = [], []
+    for path, selectors in wanted.items():
+        regs = [r for r in by_file[path] if r.enabled]
+        if not regs:
+            skipped.append(_skipped(by_file[path][0]))
+            continue
+        r = max(regs, key=lambda r: r.est_time)
+        sel = [] if None in selectors else [s for s in selectors if s]
+        jobs.append(Job(path, r.est_time, r.suite, r.backend, sel))
+    return jobs, skipped
+
+
+def select_jobs(
+    registrations: list[Registration],
+    suites: Iterable[str] = (),
+    specs: Iterable[str] = (),
+    partition: tuple[int, int] | None = None,
+    algorithm: str = "lpt",
+    weights: Mapping[tuple[str, str], float] | None = None,
+    *,
+    backend: str | None = None,
+    nightly: bool = False,
+    resolve: Callable[[str], str] = lambda path: path,
+) -> Selection:
+    """Jobs in run order (longest first; a shard's in its planned order) and the disabled
+    files. Shards split by `weights` ((file, suite) -> seconds) where known, else est_time;
+    skipped files are reported by the first shard only."""
+    suites, specs = list(suites), list(specs)
+    if not suites and not specs:
+        raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
+    if suites:
+        pool = suite_pool(registrations, suites, backend, nightly)
+    else:
+        pool = [r for r in registrations if backend is None or r.backend == backend]
+    if specs:
+        jobs, skipped = _by_spec(pool, specs, resolve, suites)
+    else:
+        jobs, skipped = _by_suite(pool)
+    if not jobs and not skipped:
+        raise SelectionError(f"no registered files for {', '.join(suites + specs)}")
+    weights = weights or {}
+    keyed = {f"{j.path}\0{i:06d}": j for i, j in enumerate(jobs)}
+    items = [(k, weights.get((j.path, j.suite), j.est_time)) for k, j in keyed.items()]
+    if partition is None:
+        order = [k for k, _ in sorted(items, key=lambda kv: (-kv[1], kv[0]))]
+    else:
+        index, count = partition
+        order = plan(items, count, algorithm)[index]
+        if index != 0:
+            skipped = []
+    return Selection([keyed[k] for k in order], skipped)
