@@ -145,6 +145,8 @@ Minutes = Annotated[float, Field(gt=0)]
 
 
 class Config(Section):
+    # "auto": read an sglang checkout's own CI files for the defaults; "none": never.
+    profile: Literal["auto", "none"] = "auto"
     test_globs: list[str] = Field(default_factory=lambda: ["test/registered/**/*.py"])
     exclude: list[str] = Field(default_factory=lambda: ["conftest.py", "__init__.py"])
     test_root: str = "test/registered"

@@ -134,7 +134,12 @@ class _FileScan:
                 in_process_group=values.get("in_process_group"),
             )
         )
-        if runner_config is not None and self.config.runner(runner_config) is None:
+        # Only the backends this repository runs here: others' runner configs live elsewhere.
+        if (
+            runner_config is not None
+            and self.names[func] in self.config.github.backends
+            and self.config.runner(runner_config) is None
+        ):
             self.warn(
                 nodes["runner_config"],
                 f"{func}(): runner_config '{runner_config}' is not a configured runner "

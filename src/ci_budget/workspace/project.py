@@ -35,21 +35,39 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def load_config(root: Path, path: Path | None = None) -> Config:
-    """Explicit `path`, else `ci-budget.toml` at `root`, else `[tool.ci-budget]` in pyproject."""
+def _load_file(root: Path, path: Path | None, defaults: dict | None) -> Config:
+    """Explicit `path`, else `ci-budget.toml` at `root`, else `[tool.ci-budget]` in pyproject;
+    each over `defaults`, if given."""
     if path is not None:
         data = _read_toml(path)
         if path.name == "pyproject.toml":
             return parse_config(
-                data.get("tool", {}).get("ci-budget", {}), str(path), "[tool.ci-budget]"
+                data.get("tool", {}).get("ci-budget", {}), str(path), "[tool.ci-budget]", defaults
             )
-        return parse_config(data, str(path))
+        return parse_config(data, str(path), defaults=defaults)
     candidate = root / CONFIG_FILE
     if candidate.is_file():
-        return parse_config(_read_toml(candidate), str(candidate))
+        return parse_config(_read_toml(candidate), str(candidate), defaults=defaults)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         section = _read_toml(pyproject).get("tool", {}).get("ci-budget")
         if section is not None:
-            return parse_config(section, str(pyproject), "[tool.ci-budget]")
-    return Config()
+            return parse_config(section, str(pyproject), "[tool.ci-budget]", defaults)
+    return parse_config({}, "defaults", defaults=defaults) if defaults else Config()
+
+
+def load_config(root: Path, path: Path | None = None) -> Config:
+    """The configuration file's settings, laid over what the checkout's own CI files say when
+    it is an sglang checkout (`profile = "auto"`). Each CI file that is missing or does not
+    parse is one warning on stderr, naming it and what fell back to ci-budget's defaults."""
+    from ci_budget.workspace.ciprofile import detect
+
+    config = _load_file(root, path, None)
+    if config.profile != "auto":
+        return config
+    profile = detect(root)
+    if profile is None:
+        return config
+    for warning in profile.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return _load_file(root, path, profile.settings)

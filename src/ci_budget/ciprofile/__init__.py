@@ -1,0 +1,1 @@
+"""Repository profiles: settings read from a repository's own CI definitions."""

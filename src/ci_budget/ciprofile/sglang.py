@@ -1,0 +1,186 @@
+"""The sglang profile: zero-config settings read from an sglang checkout's own CI files.
+
+- `scripts/ci/runner_configs.yml`: runner configs and their `runs_on` labels;
+- `.github/workflows/pr-test.yml`: the per-commit suites it dispatches (its jobs that call a
+  reusable stage workflow, `self_name`), each suite's `run_timeout_minutes` and runner config;
+  the stage workflows' own `runs-on` for suites without a runner config (CPU);
+- `scripts/ci/utils/compute_partitions.py`: the backends dispatched, pinned shard counts, the
+  reusable stage workflows, whether CPU suites are throttled, the test discovery globs;
+- `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take.
+
+Pure: the caller reads the files (`texts`: path -> text, None when missing). The result is a
+settings table that the user's `ci-budget.toml` is laid over, so every value can be overridden.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
+from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
+
+RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
+PR_TEST = ".github/workflows/pr-test.yml"
+PARTITIONS = "scripts/ci/utils/compute_partitions.py"
+REGISTER = "python/sglang/test/ci/ci_register.py"
+MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
+GATING_LABEL = "run-ci"
+_SHAPE = re.compile(r"(\d+)-gpu-")
+
+
+@dataclass
+class Profile:
+    settings: dict = field(default_factory=dict)  # kebab-case config keys
+    warnings: list[str] = field(default_factory=list)
+    dispatched: list[str] = field(default_factory=list)  # per-commit suites, pr-test.yml order
+
+
+def stage_workflows(partitions_text: str | None) -> list[str]:
+    """Repo paths of the reusable stage workflows compute_partitions.py recognises."""
+    rules = dispatch_rules(partitions_text) if partitions_text else None
+    return [u.removeprefix("./") for u in rules["stage_uses"]] if rules else []
+
+
+def _yaml(text: str | None, path: str, what: str, warnings: list[str]) -> dict | None:
+    if text is None:
+        warnings.append(f"{path}: missing; {what} fall back to ci-budget's defaults")
+        return None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        warnings.append(f"{path}: does not parse{line}; {what} fall back to ci-budget's defaults")
+        return None
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: not a mapping; {what} fall back to ci-budget's defaults")
+        return None
+    return data
+
+
+def _arch(label: str, name: str) -> str | None:
+    tokens = {t.lower() for t in re.split(r"[-_ ]", label)}
+    for gpu, arch in DEFAULT_GPU_ARCH.items():
+        if gpu.lower().split()[-1] in tokens:
+            return arch
+    default = DEFAULT_RUNNER_CONFIGS.get(name)
+    return default.arch if default else None
+
+
+def runner_configs(data: dict) -> dict:
+    """runner-configs from runner_configs.yml. A `$name` label is substituted by the workflow
+    at run time (sglang's `$b200_runner`); the config's own name stands in for it."""
+    table = data.get("runner_configs")
+    out = {}
+    for name, entry in table.items() if isinstance(table, dict) else ():
+        label = entry.get("runs_on") if isinstance(entry, dict) else None
+        if not isinstance(label, str):
+            continue
+        label = name if label.startswith("$") else label
+        shape = _SHAPE.match(str(name))
+        out[str(name)] = {
+            "runs-on": [label],
+            "gpus": int(shape.group(1)) if shape else 1,
+            "arch": _arch(label, str(name)),
+        }
+    return out
+
+
+def _literal_runs_on(job: object) -> str | None:
+    runs_on = job.get("runs-on") if isinstance(job, dict) else None
+    return runs_on if isinstance(runs_on, str) and "${{" not in runs_on else None
+
+
+def _workflow_runs_on(data: dict | None) -> str | None:
+    for job in ((data or {}).get("jobs") or {}).values():
+        if label := _literal_runs_on(job):
+            return label
+    return None
+
+
+def dispatched(pr_test: dict, uses: list[str], workflows: dict[str, dict | None]) -> dict:
+    """suite -> {"timeout", "runner_config" or "runs_on"} for pr-test.yml's stage jobs."""
+    out: dict[str, dict] = {}
+    jobs = pr_test.get("jobs")
+    for job_id, job in jobs.items() if isinstance(jobs, dict) else ():
+        if not isinstance(job, dict) or not isinstance(job.get("uses"), str):
+            continue
+        path = job["uses"].removeprefix("./")
+        if path not in uses:
+            continue
+        given = job.get("with") or {}
+        suite = str(given.get("self_name", job_id))
+        entry: dict = {}
+        try:
+            entry["timeout"] = float(given["run_timeout_minutes"])
+        except (KeyError, TypeError, ValueError):
+            pass
+        if isinstance(given.get("runner_config"), str):
+            entry["runner_config"] = given["runner_config"]
+        elif label := _workflow_runs_on(workflows.get(path)):
+            entry["runs_on"] = label
+        out[suite] = entry
+    return out
+
+
+def _settings(rules, regs, runners, suites, pr_test) -> dict:
+    settings: dict = {"planner": {"shard-rule": "sglang", "safety": 0.75}}
+    if regs:
+        settings["register-functions"] = regs["functions"]
+        settings["registration-keywords"] = regs["keywords"]
+    if runners:
+        settings["runner-configs"] = runners
+    if rules:
+        if rules["globs"]:
+            settings["test-globs"] = rules["globs"]
+        settings["suite-shards"] = dict(rules["pinned"])
+        settings["max-parallel"] = "third-gpu" if rules["cpu_unthrottled"] else "third"
+        settings["github"] = {"backends": rules["backends"]}
+    timeouts = {s: e["timeout"] for s, e in suites.items() if "timeout" in e}
+    suite_runners = {s: e["runner_config"] for s, e in suites.items() if "runner_config" in e}
+    jobs = (pr_test or {}).get("jobs") or {}
+    labels = {s: e["runs_on"] for s, e in suites.items() if "runs_on" in e}
+    for suite in (rules or {}).get("pinned", {}):
+        if suite not in suites and (label := _literal_runs_on(jobs.get(suite))):
+            labels[suite] = label  # an inline job, not a stage workflow
+    for suite, label in labels.items():
+        settings.setdefault("runner-configs", {})[label] = {"runs-on": [label], "gpus": 0}
+        suite_runners[suite] = label
+    settings["suite-timeouts"] = timeouts
+    settings["suite-runners"] = suite_runners
+    return settings
+
+
+def build(texts: dict[str, str | None]) -> Profile:
+    """The profile of a checkout whose CI files are `texts`."""
+    profile = Profile()
+    warn = profile.warnings
+    regs = None
+    if texts.get(REGISTER) is None:
+        warn.append(f"{REGISTER}: missing; registration rules fall back to ci-budget's defaults")
+    elif (regs := register_rules(texts[REGISTER])) is None:
+        warn.append(f"{REGISTER}: cannot read its rules; registration rules fall back to defaults")
+    rules = None
+    if texts.get(PARTITIONS) is None:
+        warn.append(f"{PARTITIONS}: missing; dispatch rules fall back to ci-budget's defaults")
+    elif (rules := dispatch_rules(texts[PARTITIONS])) is None:
+        warn.append(f"{PARTITIONS}: cannot read its rules; dispatch rules fall back to defaults")
+    data = _yaml(texts.get(RUNNER_CONFIGS), RUNNER_CONFIGS, "runner labels", warn)
+    runners = runner_configs(data) if data else {}
+    pr_test = _yaml(texts.get(PR_TEST), PR_TEST, "dispatched suites and timeouts", warn)
+    suites: dict[str, dict] = {}
+    if pr_test is not None and rules is not None:
+        uses = [u.removeprefix("./") for u in rules["stage_uses"]]
+        workflows = {u: _yaml(texts.get(u), u, "stage runner labels", warn) for u in uses}
+        suites = dispatched(pr_test, uses, workflows)
+        if not suites:
+            warn.append(f"{PR_TEST}: no job calls {', '.join(uses)}; no suites dispatched")
+    profile.settings = _settings(rules, regs, runners, suites, pr_test)
+    pinned = (rules or {}).get("pinned", {})
+    profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
+    if pr_test is not None and rules is not None:
+        profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
+    return profile

@@ -1,0 +1,25 @@
+"""Read a checkout's own CI files and turn them into default settings (see ciprofile/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci_budget.ciprofile import sglang
+
+
+def _read(root: Path, rel: str) -> str | None:
+    try:
+        return (root / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def detect(root: Path) -> sglang.Profile | None:
+    """The sglang profile when `root` has any of sglang's CI files, else None (no profile:
+    ci-budget's own defaults, as for any other repository)."""
+    if not any((root / rel).is_file() for rel in sglang.MARKERS):
+        return None
+    texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST)}
+    for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
+        texts[rel] = _read(root, rel)
+    return sglang.build(texts)
