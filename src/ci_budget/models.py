@@ -216,9 +216,11 @@ class MatrixRow(Data):
     runner_config: str
     runs_on: list[str]
     suite: str | None = None
+    backend: str | None = None  # run --backend, when the suite has registrations of several
     specs: list[str] = Field(default_factory=list)
     partition: str | None = None  # "i/n"
     revert: list[str] = Field(default_factory=list)  # /verify-guard: fixes to revert
+    max_parallel: int | None = None  # the suite's shards that may run at once
 
 
 class Plan(Data):

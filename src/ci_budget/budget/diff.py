@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
-from ci_budget.sharding.planners import makespan, min_shards, plan
+from ci_budget.sharding.dispatch import suite_shards
+from ci_budget.sharding.planners import makespan, plan
 
 RISK_ORDER = ("ok", "near", "over")
 
@@ -101,7 +102,7 @@ def runner_gpus(
 ) -> tuple[str | None, int | None]:
     """(runner config, GPUs) of a suite: its runner_config, or for a legacy suite name the
     configured runner it ends with (`per-commit-2-gpu-large` -> `2-gpu-large`)."""
-    name = reg.runner_config if reg is not None else None
+    name = config.suite_runner(suite) or (reg.runner_config if reg is not None else None)
     if name is None:
         ends = [r for r in config.all_runners() if suite == r or suite.endswith("-" + r)]
         name = max(ends, key=len) if ends else None
@@ -204,16 +205,17 @@ def introduced_errors(base: Iterable[Problem], head: Iterable[Problem]) -> list[
     return out
 
 
-def _plan_suite(regs: list[Registration], timeout: float, config: Config) -> tuple[int, float]:
+def _plan_suite(regs: list[Registration], suite: str, config: Config) -> tuple[int, float]:
+    """Shards as the gating label would dispatch them (the suite's own timeout, pinned counts,
+    the configured shard rule), and the planned makespan."""
     items = sorted((r.file, r.est_time) for r in regs)
     if not items:
         return 0, 0.0
-    settings = config.planner
-    shards = min_shards(items, timeout, settings.safety, settings.algorithm, settings.max_shards)
+    shards = suite_shards(suite, regs, config).size
     weights: dict[str, float] = defaultdict(float)
     for key, seconds in items:
         weights[key] += seconds
-    return shards, makespan(plan(items, shards, settings.algorithm), weights)
+    return shards, makespan(plan(items, shards, config.planner.algorithm), weights)
 
 
 def _risk(span: float, timeout: float, config: Config) -> str:
@@ -236,9 +238,9 @@ def suite_impacts(
             ref = next((r for r in [*head, *base] if r.suite == suite), None)
         stage = ref.stage if ref else None
         runner_config, gpus = runner_gpus(ref, suite, config)
-        timeout = config.stage_timeout_s(stage)
-        shards_b, span_b = _plan_suite(before, timeout, config)
-        shards_a, span_a = _plan_suite(after, timeout, config)
+        timeout = config.suite_timeout_s(suite, stage)
+        shards_b, span_b = _plan_suite(before, suite, config)
+        shards_a, span_a = _plan_suite(after, suite, config)
         out.append(
             SuiteImpact(
                 suite=suite,

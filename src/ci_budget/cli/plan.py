@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_budget.cli.common import add_common, add_history, add_subcommand
+from ci_budget.cli.common import add_common, add_history, add_partition_model, add_subcommand
 
 
 def add_parser(sub):
@@ -35,6 +35,7 @@ def add_parser(sub):
         help="run these files / file::Class / file::Class::test instead of the event's",
     )
     add_history(p)
+    add_partition_model(p)
     p.add_argument("--event-name", default=None, help="default: $GITHUB_EVENT_NAME")
     p.add_argument("--event-path", default=None, help="default: $GITHUB_EVENT_PATH")
     return p
@@ -56,6 +57,22 @@ def matrix_json(plan) -> str:
         data["spec_args"] = " ".join(row.specs)  # validated specs: safe to split on spaces
         rows.append(data)
     return json.dumps({"include": rows}, separators=(",", ":"))
+
+
+def max_parallel(plan) -> tuple[str, int]:
+    """(suite -> shards that may run at once, as JSON; their sum over the matrix, with one per
+    spec row): what a workflow puts in `strategy.max-parallel`."""
+    import json
+
+    per_suite: dict[str, int] = {}
+    specs = 0
+    for row in plan.matrix:
+        if row.suite is None:
+            specs += 1
+        else:
+            per_suite[row.suite] = row.max_parallel or 1
+    total = sum(per_suite.values()) + specs
+    return json.dumps(per_suite, separators=(",", ":"), sort_keys=True), max(total, 1)
 
 
 def _describe(plan, calls: int | None) -> str:
@@ -189,7 +206,7 @@ def _in_git(root) -> bool:
 def run(args) -> int:
     import sys
 
-    from ci_budget.cli.common import CliError, history_weights, load
+    from ci_budget.cli.common import CliError, history_weights, load, load_partition_model
     from ci_budget.github.events import EventError, load_payload, runner_env
     from ci_budget.github.workflow import append_summary, set_outputs
     from ci_budget.models import Plan
@@ -220,6 +237,9 @@ def run(args) -> int:
             facts.weights = history_weights(args.history, registrations)
         except CliError as exc:  # shard counts fall back to est_time; the plan still stands
             print(f"warning: {exc}; shard counts use est_time", file=sys.stderr)
+        facts.model = load_partition_model(args.partition_model)
+        if facts.model is not None:
+            facts.weights = {**facts.model.weights(), **(facts.weights or {})}
         for _ in range(4):  # permission, pull: the core asks for at most two facts
             out = decide(name, payload, facts, registrations, config)
             if isinstance(out, Plan):
@@ -230,11 +250,14 @@ def run(args) -> int:
             plan = Plan(reason="plan: authorisation did not settle; not running")
     _answer(plan, feedback, env.run_url)
     calls = feedback.calls
+    per_suite, total = max_parallel(plan)
     set_outputs(
         {
             "should-run": plan.should_run,
             "reason": plan.reason,
             "matrix": matrix_json(plan),
+            "max-parallel": per_suite,
+            "max-parallel-total": total,
             "head-sha": plan.head_sha or "",
             "pr-number": "" if plan.pr_number is None else plan.pr_number,
             "trigger": plan.trigger,

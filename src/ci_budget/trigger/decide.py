@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
-from ci_budget.sharding import planners as planner
+from ci_budget.sharding.dispatch import dispatch, suite_shards
 from ci_budget.trigger.approval import gate
 from ci_budget.trigger.rerun import (  # noqa: F401 - authorise, spec_rows: this module's API
     accepted_plan,
@@ -63,6 +63,7 @@ class Facts:
     suites: list[str] | None = None  # --suites: override the event
     specs: list[str] | None = None  # --specs: override the event
     weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90
+    model: Any = None  # sharding.model.PartitionModel: per-suite fits for shard counts
 
 
 class PayloadError(Exception):
@@ -188,7 +189,6 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
 
 
 def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
-    weights = facts.weights
     action = _get(payload, "action", str)
     number = _get(payload, "pull_request.number", int)
     sha = _get(payload, "pull_request.head.sha", str)
@@ -229,13 +229,13 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
         if why:
             return Plan(reason=f"{event} {action}: {why}", trigger=trigger, pr_number=number)
         registrations = found
-    stages: list[str] | None = []
+    patterns: list[str] | None = []
     for name in chosen:
         if not gating[name]:
-            stages = None  # an empty list gates every stage
+            patterns = None  # an empty list gates every stage
             break
-        stages.extend(s for s in gating[name] if s not in stages)
-    rows, notes = suite_rows(_gated(registrations, stages, config), config, weights)
+        patterns.extend(s for s in gating[name] if s not in patterns)
+    rows, notes = suite_rows(registrations, config, facts.weights, patterns, facts.model)
     what = ", ".join(f"'{n}'" for n in chosen)
     if not rows:
         return Plan(
@@ -254,71 +254,37 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
     )
 
 
-def _gated(
-    registrations: Sequence[Registration], stages: list[str] | None, config: Config
-) -> list[Registration]:
-    """Enabled, non-nightly registrations of the configured backends in `stages` (None: all).
-    A stage list entry may also name a whole suite."""
-    backends = set(config.github.backends)
-    return [
-        r
-        for r in registrations
-        if r.enabled
-        and not r.nightly
-        and r.backend in backends
-        and (stages is None or r.stage in stages or r.suite in stages)
-    ]
-
-
 def shard_count(
     regs: Sequence[Registration],
     config: Config,
     weights: dict[tuple[str, str], float] | None = None,
 ) -> int:
-    """Shards so each fits in safety x the stage timeout, at least 1, at most max_shards.
-    A file weighs its measured p90 when `weights` has one, else its est_time."""
-    timeout = config.stage_timeout_s(regs[0].stage)
-    weights = weights or {}
-    items = [(r.file, weights.get((r.file, r.suite), r.est_time)) for r in regs]
-    return planner.min_shards(
-        items,
-        timeout,
-        safety=config.planner.safety,
-        algorithm=config.planner.algorithm,
-        max_shards=config.planner.max_shards,
-    )
+    """Shards for one suite's registrations (see sharding.dispatch)."""
+    return suite_shards(regs[0].suite, regs, config, weights).size
 
 
 def suite_rows(
     registrations: Sequence[Registration],
     config: Config,
     weights: dict[tuple[str, str], float] | None = None,
+    patterns: Sequence[str] | None = None,
+    model: Any = None,
 ) -> tuple[list[MatrixRow], list[str]]:
-    """Matrix rows for whole suites, sharded; and notes on suites that cannot run."""
-    by_suite: dict[str, list[Registration]] = {}
-    for reg in registrations:
-        by_suite.setdefault(reg.suite, []).append(reg)
+    """Matrix rows for the per-commit suites `patterns` select (None: all), sharded as
+    sglang's compute_partitions.py does; and notes on suites that cannot run."""
+    plans, notes = dispatch(registrations, config, patterns, weights, model)
     rows: list[MatrixRow] = []
-    notes: list[str] = []
-    for suite in sorted(by_suite):
-        regs = by_suite[suite]
-        name = regs[0].runner_config
-        runner = config.runner(name)
-        if name is None:
-            notes.append(f"suite '{suite}' has no runner_config; skipped")
-            continue
-        if runner is None:
-            notes.append(f"suite '{suite}': runner config '{name}' is not configured; skipped")
-            continue
-        n = shard_count(regs, config, weights)
-        for i in range(n):
+    for p in plans:
+        for i in range(p.size):
             rows.append(
                 MatrixRow(
-                    name=suite if n == 1 else f"{suite} {i + 1}/{n}",
-                    runner_config=name,
-                    runs_on=list(runner.runs_on),
-                    suite=suite,
-                    partition=f"{i}/{n}",
+                    name=p.suite if p.size == 1 else f"{p.suite} {i + 1}/{p.size}",
+                    runner_config=p.runner_config,
+                    runs_on=p.runs_on,
+                    suite=p.suite,
+                    backend=p.backend,
+                    partition=f"{i}/{p.size}",
+                    max_parallel=p.max_parallel,
                 )
             )
     return rows, notes
@@ -362,13 +328,14 @@ def _run_inputs(
             if name not in known:
                 problems.append(f"{specs.show(name)}: not a registered suite")
         # Named explicitly, so nightly suites run too.
-        backends = set(config.github.backends)
-        wanted = [
-            r
-            for r in registrations
-            if r.enabled and r.backend in backends and r.suite in suite_names
-        ]
-        found, notes = suite_rows(wanted, config, facts.weights)
+        wanted = [r for r in registrations if r.suite in suite_names]
+        found, notes = suite_rows(
+            [r.model_copy(update={"nightly": False}) for r in wanted],
+            config,
+            facts.weights,
+            sorted(set(suite_names)),
+            facts.model,
+        )
         problems.extend(notes)
         rows.extend(found)
     if problems:
