@@ -92,3 +92,154 @@ def make_tree(root: Path, tests: dict[str, str] | None = None, cpu_unthrottled=T
     for rel, call in (tests or {}).items():
         write(root, rel, call + MAIN)
     return root
+
+
+# Working stand-ins for the three scripts `ci-budget conformance` runs, written for these tests:
+# the same entry points and rules, none of sglang's text.
+REGISTER_SCRIPT = """\
+import ast
+import enum
+from dataclasses import dataclass
+
+_PARAM_ORDER = ("est_time", "suite", "nightly", "disabled")
+_KWARG_ONLY = ("stage", "runner_config")
+
+
+class HWBackend(enum.Enum):
+    CPU = 1
+    CUDA = 2
+    AMD = 3
+
+
+REGISTER_MAPPING = {
+    "register_cpu_ci": HWBackend.CPU,
+    "register_cuda_ci": HWBackend.CUDA,
+    "register_amd_ci": HWBackend.AMD,
+}
+
+
+@dataclass
+class CIRegistry:
+    backend: object
+    filename: str
+    est_time: float
+    stage: object = None
+    runner_config: object = None
+    suite: object = None
+    nightly: bool = False
+    disabled: object = None
+
+    @property
+    def effective_suite(self):
+        if self.stage is not None and self.runner_config is not None:
+            return self.stage + "-test-" + self.runner_config
+        return self.suite
+
+
+def _one(call, filename):
+    values = dict(zip(_PARAM_ORDER, [a.value for a in call.args]))
+    values.update({k.arg: k.value.value for k in call.keywords})
+    return CIRegistry(REGISTER_MAPPING[call.func.id], filename, float(values["est_time"]),
+                      values.get("stage"), values.get("runner_config"), values.get("suite"),
+                      values.get("nightly", False), values.get("disabled"))
+
+
+def collect_tests(files, sanity_check=True):
+    found = []
+    for name in files:
+        tree = ast.parse(open(name).read())
+        for stmt in tree.body:
+            call = getattr(stmt, "value", None)
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) in REGISTER_MAPPING:
+                found.append(_one(call, name))
+    return found
+
+
+def auto_partition(files, rank, size, live_est=None):
+    weigh = lambda f: (live_est or {}).get(f.filename, f.est_time)
+    bins, loads = [[] for _ in range(size)], [0.0] * size
+    for f in sorted(files, key=lambda f: (-weigh(f), f.filename)):
+        i = loads.index(min(loads))
+        bins[i].append(f)
+        loads[i] += weigh(f)
+    return bins[rank]
+"""
+
+PARTITIONS_SCRIPT = """\
+import glob
+import importlib.util
+import math
+import os
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+_spec = importlib.util.spec_from_file_location(
+    "reg", os.path.join(ROOT, "python", "sglang", "test", "ci", "ci_register.py"))
+_ci_register = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ci_register)
+HWBackend = _ci_register.HWBackend
+
+_TARGET_BACKENDS = {HWBackend.CUDA, HWBackend.CPU}
+_BASE_A_OVERRIDES = {"pinned-job": 1}
+_REUSABLE_STAGE_USES = {"./.github/workflows/_stage.yml", "./.github/workflows/_stage-cpu.yml"}
+
+
+def discover_files(repo_root):
+    return glob.glob(os.path.join(repo_root, "test", "registered", "**", "*.py"), recursive=True)
+
+
+def load_run_timeouts(path):
+    jobs = yaml.safe_load(open(path))["jobs"]
+    return {j["with"]["self_name"]: int(j["with"]["run_timeout_minutes"])
+            for j in jobs.values() if j.get("uses") in _REUSABLE_STAGE_USES}
+
+
+def compute_partitions(tests, repo_root, run_timeouts, partition_model=None, full_parallel=False):
+    groups = {}
+    for t in tests:
+        suite = t.effective_suite
+        wanted = suite in run_timeouts or suite in _BASE_A_OVERRIDES
+        if t.backend in _TARGET_BACKENDS and not t.nightly and t.disabled is None and wanted:
+            groups.setdefault(suite, []).append(t)
+    out = {}
+    for suite, group in groups.items():
+        if suite in _BASE_A_OVERRIDES:
+            size = parallel = _BASE_A_OVERRIDES[suite]
+        else:
+            total = sum(t.est_time for t in group)
+            size = max(1, math.ceil(total / (0.75 * run_timeouts[suite] * 60)))
+            cpu = all(t.backend == HWBackend.CPU for t in group)
+            parallel = size if cpu else max(size // 3, 1)
+        out[suite] = {"size": size, "arr": list(range(size)), "max_parallel": parallel}
+    return out
+"""
+
+RUN_SUITE_SCRIPT = """\
+import tabulate
+
+from sglang.test.ci.ci_register import HWBackend, auto_partition, collect_tests
+from sglang.test.ci.ci_utils import run_unittest_files
+
+HW_MAPPING = {"cpu": HWBackend.CPU, "cuda": HWBackend.CUDA, "amd": HWBackend.AMD}
+
+
+def filter_tests(tests, hw, suite, nightly=False):
+    mine = [t for t in tests if t.backend == hw and t.effective_suite == suite
+            and t.nightly == nightly]
+    return [t for t in mine if t.disabled is None], [t for t in mine if t.disabled is not None]
+"""
+
+STAGE_RUN = "jobs:\n  run:\n    runs-on: ${{ inputs.label }}\n    steps: [{ run: python3 run_suite.py --hw cuda }]\n"
+STAGE_CPU_RUN = "jobs:\n  run:\n    runs-on: ubuntu-latest\n    steps: [{ run: python3 run_suite.py --hw cpu }]\n"
+
+
+def add_scripts(root: Path) -> Path:
+    """Make the tree's CI scripts runnable, for `ci-budget conformance`."""
+    write(root, "python/sglang/test/ci/ci_register.py", REGISTER_SCRIPT)
+    write(root, "scripts/ci/utils/compute_partitions.py", PARTITIONS_SCRIPT)
+    write(root, "test/run_suite.py", RUN_SUITE_SCRIPT)
+    write(root, ".github/workflows/_stage.yml", STAGE_RUN)
+    write(root, ".github/workflows/_stage-cpu.yml", STAGE_CPU_RUN)
+    return root

@@ -12,7 +12,18 @@ import importlib
 import sys
 
 # name -> module under ci_budget.cli; order is the order shown in --help
-COMMANDS = ["scan", "run", "report", "plan", "arch", "arch_table", "guard", "history", "suggest"]
+COMMANDS = [
+    "scan",
+    "run",
+    "report",
+    "plan",
+    "arch",
+    "arch_table",
+    "guard",
+    "history",
+    "suggest",
+    "conformance",
+]
 
 EPILOG = """\
 examples:

@@ -1,0 +1,160 @@
+"""Run sglang's own CI scripts from a checkout, by file path: `ci_register.py` (the registry and
+`auto_partition`), `compute_partitions.py` (discovery, timeouts, dispatch) and `run_suite.py`'s
+`filter_tests`. Only the standard library and PyYAML are needed: the package imports that
+`run_suite.py` makes (sglang, tabulate) are stood in for while it loads, then removed.
+
+This executes the checkout's code in this process: use it on checkouts you trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import importlib.util
+import inspect
+import io
+import os
+import re
+import sys
+import types
+import warnings
+from pathlib import Path
+
+import yaml
+
+from ci_budget.conformance.view import Reg, SuiteView, View
+
+REGISTER = "python/sglang/test/ci/ci_register.py"
+PARTITIONS = "scripts/ci/utils/compute_partitions.py"
+RUN_SUITE = "test/run_suite.py"
+RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
+PR_TEST = ".github/workflows/pr-test.yml"
+B200_LABEL = "4-gpu-b200"  # what check-changes substitutes for $b200_runner without kernel changes
+
+
+class ReferenceError(Exception):
+    """A script is missing or fails: the message names it."""
+
+
+def _load(path: Path, name: str) -> types.ModuleType:
+    if not path.is_file():
+        raise ReferenceError(f"{path}: missing")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - someone else's script: report, never crash
+        raise ReferenceError(f"{path}: fails to load: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+@contextlib.contextmanager
+def _stand_ins(ci_register: types.ModuleType):
+    """sglang.test.ci.ci_register -> the module already loaded (so enums compare equal);
+    ci_utils and tabulate -> empty stand-ins. Restored afterwards."""
+    names = ["sglang", "sglang.test", "sglang.test.ci", "sglang.test.ci.ci_register",
+             "sglang.test.ci.ci_utils", "tabulate"]  # fmt: skip
+    saved = {n: sys.modules.get(n) for n in names}
+    for n in names[:3]:
+        sys.modules[n] = types.ModuleType(n)
+    sys.modules["sglang.test.ci.ci_register"] = ci_register
+    utils = types.ModuleType("sglang.test.ci.ci_utils")
+    utils.run_unittest_files = lambda *a, **k: 0
+    sys.modules["sglang.test.ci.ci_utils"] = utils
+    table = types.ModuleType("tabulate")
+    table.tabulate = lambda rows, headers=(), **k: "\n".join(map(str, [headers, *rows]))
+    sys.modules["tabulate"] = table
+    try:
+        yield
+    finally:
+        for n, module in saved.items():
+            if module is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = module
+
+
+def _reg(t, root: str) -> Reg:
+    return Reg(
+        file=os.path.relpath(t.filename, root).replace(os.sep, "/"),
+        backend=t.backend.name.lower(),
+        est_time=float(t.est_time),
+        stage=getattr(t, "stage", None),
+        runner_config=getattr(t, "runner_config", None),
+        suite=t.effective_suite,
+        nightly=bool(t.nightly),
+        disabled=t.disabled,
+    )
+
+
+def _jobs(root: Path) -> dict:
+    data = yaml.safe_load((root / PR_TEST).read_text())
+    return data.get("jobs") or {}
+
+
+def _suite_runner(root: Path, job: dict, labels: dict) -> tuple[list[str], str]:
+    """(runs-on, --hw) of a dispatched suite: its runner config's label, else the literal
+    runs-on of the job or of the stage workflow it calls; --hw from the run_suite.py call."""
+    given = job.get("with") or {}
+    text = yaml.safe_dump(job)
+    runs_on = job.get("runs-on")
+    if isinstance(job.get("uses"), str):
+        path = root / job["uses"].removeprefix("./")
+        text = path.read_text() if path.is_file() else ""
+        for inner in (yaml.safe_load(text) or {}).get("jobs", {}).values():
+            runs_on = inner.get("runs-on")
+            break
+    if isinstance(given.get("runner_config"), str):
+        runs_on = labels.get(given["runner_config"])
+    hw = re.search(r"run_suite\.py\s+--hw\s+(\w+)", text)
+    label = runs_on if isinstance(runs_on, str) and "${{" not in runs_on else None
+    return ([label] if label else []), (hw.group(1) if hw else "cuda")
+
+
+def _call(func, **kwargs):
+    accepted = inspect.signature(func).parameters
+    return func(**{k: v for k, v in kwargs.items() if k in accepted})
+
+
+def reference_view(root: Path, partition_model: dict | None = None) -> View:
+    """What sglang's scripts at `root` decide for a PR run (the `run-ci` dispatch)."""
+    view = View()
+    cp = _load(root / PARTITIONS, "ci_budget_ref_compute_partitions")
+    reg_mod = cp._ci_register
+    with _stand_ins(reg_mod):
+        rs = _load(root / RUN_SUITE, "ci_budget_ref_run_suite")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tests = reg_mod.collect_tests(cp.discover_files(str(root)), sanity_check=False)
+    view.warnings += [str(w.message) for w in caught]
+    view.registrations = [_reg(t, str(root)) for t in tests]
+    timeouts = cp.load_run_timeouts(str(root / PR_TEST))
+    dispatch = _call(cp.compute_partitions, tests=tests, repo_root=str(root),
+                     run_timeouts=timeouts, partition_model=partition_model,
+                     full_parallel=False)  # fmt: skip
+    run_files = [
+        f
+        for f in glob.glob(str(root / "test" / "registered" / "**" / "*.py"), recursive=True)
+        if os.path.basename(f) not in ("conftest.py", "__init__.py")
+    ]  # what run_suite.py globs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_tests = reg_mod.collect_tests(run_files, sanity_check=False)
+    config = yaml.safe_load((root / RUNNER_CONFIGS).read_text())["runner_configs"]
+    labels = {n: (B200_LABEL if c["runs_on"] == "$b200_runner" else c["runs_on"])
+              for n, c in config.items()}  # fmt: skip
+    jobs = {str((j.get("with") or {}).get("self_name", k)): j for k, j in _jobs(root).items()
+            if isinstance(j, dict)}  # fmt: skip
+    model_est = (partition_model or {}).get("est", {})
+    for suite, info in sorted(dispatch.items()):
+        runs_on, hw = _suite_runner(root, jobs.get(suite, {}), labels)
+        with contextlib.redirect_stdout(io.StringIO()):
+            enabled, _ = rs.filter_tests(run_tests, rs.HW_MAPPING[hw], suite, False)
+        live = {os.path.join(str(root), p): float(s) for p, s in model_est.get(suite, {}).items()}
+        shards = [
+            [os.path.relpath(t.filename, root).replace(os.sep, "/") for t in
+             reg_mod.auto_partition(enabled, i, info["size"], **({"live_est": live} if live else {}))]
+            for i in range(info["size"])
+        ]  # fmt: skip
+        view.suites[suite] = SuiteView(info["size"], info["max_parallel"], runs_on, shards)
+    return view
