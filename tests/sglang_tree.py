@@ -13,6 +13,17 @@ runner_configs:
   2-gpu-large: { install: setup.sh, runs_on: 2-gpu-h100 }
   4-gpu-b200:  { install: setup.sh, runs_on: $b200_runner }
   4-gpu-gb300: { install: setup.sh, runs_on: 4-gpu-gb300 }
+  deepep-4-gpu-b200: { install: deepep.sh, runs_on: $b200_runner }
+"""
+
+CHANGES = """\
+jobs:
+  run:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          if [[ "$KERNEL" == "true" ]]; then echo "b200_runner=b200-kernel-pool" >> $GITHUB_OUTPUT
+          else echo "b200_runner=b200-pool" >> $GITHUB_OUTPUT; fi
 """
 
 PR_TEST = """\
@@ -86,6 +97,7 @@ def make_tree(root: Path, tests: dict[str, str] | None = None, cpu_unthrottled=T
     write(root, "scripts/ci/runner_configs.yml", RUNNER_CONFIGS)
     write(root, ".github/workflows/pr-test.yml", PR_TEST)
     write(root, ".github/workflows/_stage.yml", STAGE)
+    write(root, ".github/workflows/_changes.yml", CHANGES)
     write(root, ".github/workflows/_stage-cpu.yml", STAGE_CPU)
     write(root, "scripts/ci/utils/compute_partitions.py", PARTITIONS.replace("{{CPU_RULE}}", rule))
     write(root, "python/sglang/test/ci/ci_register.py", REGISTER)

@@ -17,7 +17,9 @@ def test_profile_reads_runners_suites_timeouts_and_rules(tmp_path):
         "gpus": 1,
         "arch": "sm90",
     }
-    assert s["runner-configs"]["4-gpu-b200"]["runs-on"] == ["4-gpu-b200"]  # $sentinel -> name
+    # a $label the workflow substitutes: the everyday value it writes, for every config using it
+    assert s["runner-configs"]["4-gpu-b200"]["runs-on"] == ["b200-pool"]
+    assert s["runner-configs"]["deepep-4-gpu-b200"]["runs-on"] == ["b200-pool"]
     assert s["runner-configs"]["4-gpu-gb300"]["arch"] == "sm100"
     assert s["suite-timeouts"] == {
         "base-a-test-cpu": 15.0, "base-b-test-1-gpu-large": 10.0,

@@ -70,16 +70,39 @@ def _arch(label: str, name: str) -> str | None:
     return default.arch if default else None
 
 
-def runner_configs(data: dict) -> dict:
+def sentinels(text: str | None) -> list[str]:
+    """The `$name` labels in runner_configs.yml that a workflow substitutes at run time."""
+    return sorted(set(re.findall(r"runs_on:\s*\$(\w+)", text or "")))
+
+
+def sentinel_values(names: list[str], workflows: dict[str, str]) -> dict[str, str]:
+    """`$name` -> the label a workflow step writes as `name=LABEL` to its outputs. Of several
+    (sglang's `4-gpu-b200` and, for kernel changes, `4-gpu-b200-kernel`), the shortest: the
+    everyday runner."""
+    out = {}
+    for name in names:
+        found = {
+            m.group(1)
+            for text in workflows.values()
+            for m in re.finditer(rf"\b{re.escape(name)}=([A-Za-z0-9_.-]+)", text)
+        }
+        if found:
+            out[name] = min(found, key=lambda v: (len(v), v))
+    return out
+
+
+def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dict:
     """runner-configs from runner_configs.yml. A `$name` label is substituted by the workflow
-    at run time (sglang's `$b200_runner`); the config's own name stands in for it."""
+    at run time (sglang's `$b200_runner`): with the value found in the workflows, else the
+    config's own name."""
     table = data.get("runner_configs")
     out = {}
     for name, entry in table.items() if isinstance(table, dict) else ():
         label = entry.get("runs_on") if isinstance(entry, dict) else None
         if not isinstance(label, str):
             continue
-        label = name if label.startswith("$") else label
+        if label.startswith("$"):
+            label = (substitutes or {}).get(label[1:], name)
         shape = _SHAPE.match(str(name))
         out[str(name)] = {
             "runs-on": [label],
@@ -154,8 +177,9 @@ def _settings(rules, regs, runners, suites, pr_test) -> dict:
     return settings
 
 
-def build(texts: dict[str, str | None]) -> Profile:
-    """The profile of a checkout whose CI files are `texts`."""
+def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = None) -> Profile:
+    """The profile of a checkout whose CI files are `texts`; `substitutes` are the run-time
+    values of `$name` runner labels (see `sentinel_values`)."""
     profile = Profile()
     warn = profile.warnings
     regs = None
@@ -169,7 +193,7 @@ def build(texts: dict[str, str | None]) -> Profile:
     elif (rules := dispatch_rules(texts[PARTITIONS])) is None:
         warn.append(f"{PARTITIONS}: cannot read its rules; dispatch rules fall back to defaults")
     data = _yaml(texts.get(RUNNER_CONFIGS), RUNNER_CONFIGS, "runner labels", warn)
-    runners = runner_configs(data) if data else {}
+    runners = runner_configs(data, substitutes) if data else {}
     pr_test = _yaml(texts.get(PR_TEST), PR_TEST, "dispatched suites and timeouts", warn)
     suites: dict[str, dict] = {}
     if pr_test is not None and rules is not None:

@@ -22,4 +22,9 @@ def detect(root: Path) -> sglang.Profile | None:
     texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST)}
     for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
         texts[rel] = _read(root, rel)
-    return sglang.build(texts)
+    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])
+    workflows = {}
+    if names:
+        for path in sorted((root / ".github" / "workflows").glob("*.y*ml")):
+            workflows[path.name] = _read(root, path.relative_to(root).as_posix()) or ""
+    return sglang.build(texts, sglang.sentinel_values(names, workflows))
