@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.cli.common import add_partition_model, add_subcommand
+from ci_budget.cli.common import add_common, add_partition_model, add_subcommand
 
 
 def add_parser(sub):
@@ -22,7 +22,10 @@ def add_parser(sub):
         example="ci-budget conformance ../sglang\n"
         "ci-budget conformance ../sglang --partition-model model.json",
     )
-    p.add_argument("path", type=Path, metavar="PATH", help="an sglang checkout")
+    p.add_argument(
+        "path", type=Path, nargs="?", metavar="PATH", help="an sglang checkout (default: --root)"
+    )
+    add_common(p)
     add_partition_model(p)
     p.add_argument("--max-differences", type=int, default=40, metavar="N",
                    help="differences listed after the table (default 40)")  # fmt: skip
@@ -30,30 +33,10 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    import json
+    from ci_budget.app.conformance import ConformanceOptions, conformance
+    from ci_budget.cli.common import settings
 
-    from ci_budget.cli.common import CliError, load, load_partition_model
-    from ci_budget.conformance.compare import compare, table
-    from ci_budget.conformance.ours import our_view
-    from ci_budget.conformance.reference import ReferenceError, reference_view
-
-    args.root, args.config = args.path, None
-    root, config = load(args)
-    model = load_partition_model(args.partition_model)
-    raw = None
-    if model is not None:
-        raw = json.loads(args.partition_model.read_text(encoding="utf-8"))
-    try:
-        ref = reference_view(root, raw)
-    except ReferenceError as exc:
-        raise CliError(str(exc)) from None
-    ours = our_view(root, config, model)
-    result = compare(ref, ours)
-    print(table(result.rows))
-    for line in result.differences[: args.max_differences]:
-        print(f"DIFF {line}")
-    left = len(result.differences) - args.max_differences
-    if left > 0:
-        print(f"... and {left} more differences")
-    print("identical" if result.identical else f"{len(result.differences)} differences")
-    return 0 if result.identical else 1
+    if args.path is not None:
+        args.root = args.path
+    options = ConformanceOptions(args.partition_model, args.max_differences)
+    return conformance(settings(args), options)
