@@ -39,7 +39,19 @@ def test_identical_on_a_tree_whose_scripts_agree(tmp_path):
     assert "3 shards, max_parallel 1, on 1-gpu-h100" in row and row.endswith(
         "identical, files in order"
     )
-    assert "sglang" not in sys.modules  # the stand-ins are gone again
+
+
+def test_reference_side_in_process_leaves_no_stand_ins_behind(tmp_path):
+    from ci_budget.conformance.reference import reference_view
+
+    root = add_scripts(make_tree(tmp_path, TESTS))
+    view = reference_view(root)
+    assert len(view.registrations) == 11
+    assert view.suites["base-a-test-cpu"].shards == [
+        ["test/registered/cpu2.py"],
+        ["test/registered/cpu.py"],  # 700 s over 0.75 x 15 min: 2
+    ]
+    assert "sglang" not in sys.modules and "tabulate" not in sys.modules
 
 
 def test_a_rule_that_differs_is_a_diff_and_exit_1(tmp_path):
