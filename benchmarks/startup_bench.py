@@ -1,7 +1,9 @@
 """Start-up: `ci-budget --help` and `ci-budget plan` as whole processes, best of N.
 
 Baseline: `python -c pass` (the interpreter's own start) in the same run. `python -X importtime`
-of `--help` gives the top importers; `--help` must not import pydantic, PyGithub or requests.
+gives the top importers. Which modules a command loads is read from `sys.modules` when it exits,
+so modules loaded through `importlib` (each subcommand is) are counted too; `--help` must not
+load pydantic, PyGithub or requests, and `plan` no network library.
 """
 
 from __future__ import annotations
@@ -49,6 +51,31 @@ def _importtime(argv: list[str], env: dict, cwd: Path) -> tuple[list[tuple[int, 
     return sorted(top, reverse=True)[:5], names
 
 
+# Runs the CLI in-process, then lists every module loaded beyond a bare interpreter's.
+_LOADED = (
+    "import sys; before = set(sys.modules); from ci_budget.cli import main\n"
+    "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "sys.stderr.write('\\nLOADED ' + ' '.join(sorted(set(sys.modules) - before)))\n"
+)
+
+
+def loaded_modules(args: list[str], env: dict, cwd: Path) -> list[str]:
+    """Every module `ci-budget ARGS` loads (beyond the interpreter's own start)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args], env=env, cwd=cwd, capture_output=True, text=True
+    )
+    marker = proc.stderr.rfind("\nLOADED ")
+    if marker < 0:
+        raise RuntimeError(f"ci-budget {' '.join(args)} did not finish: {proc.stderr[-500:]}")
+    return proc.stderr[marker + len("\nLOADED ") :].split()
+
+
+def _heavy(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(
+        m for m in modules if m in prefixes or m.split(".")[0] in prefixes and "." not in m
+    )
+
+
 def run(repeat: int = 10) -> list[Row]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -63,20 +90,23 @@ def run(repeat: int = 10) -> list[Row]:
         help_s = _best(repeat, [*cli, "--help"], env, root)
         plan_argv = [*cli, "plan", "--suites", "stage-a-test-1-gpu", "--format", "json"]
         plan_s = _best(max(1, repeat // 2), plan_argv, env, root)
-        top, names = _importtime(["-m", "ci_budget.cli", "--help"], env, root)
-        plan_top, plan_names = _importtime(plan_argv[1:], env, root)
-    heavy = sorted(n.strip() for n in names if n.strip().split(".")[0] in HEAVY)
-    heavy += sorted(n.strip() for n in names if n.strip() in HEAVY[3:])
+        top, _ = _importtime(["-m", "ci_budget.cli", "--help"], env, root)
+        plan_top, _ = _importtime(plan_argv[1:], env, root)
+        help_mods = loaded_modules(["--help"], env, root)
+        plan_mods = loaded_modules(plan_argv[3:], env, root)
+    heavy = _heavy(help_mods, HEAVY)
     tops = ", ".join(f"{n.strip()} {us / 1000:.0f}ms" for us, n in top)
     plan_tops = ", ".join(f"{n.strip()} {us / 1000:.0f}ms" for us, n in plan_top)
-    gh = sorted({n.strip().split(".")[0] for n in plan_names} & {"github", "requests"})
+    gh = _heavy(plan_mods, ("github", "requests"))
+    ours = sum(m.startswith("ci_budget") for m in plan_mods)
     return [
         Row(
             "start-up: ci-budget --help (whole process)",
             base,
             help_s,
             None,
-            f"top importers: {tops}; heavy modules imported: {heavy or 'none'}",
+            f"{len(help_mods)} modules loaded; top importers: {tops}; "
+            f"heavy modules loaded: {heavy or 'none'}",
             ok=not heavy,
             limit=0.2,
         ),
@@ -85,7 +115,8 @@ def run(repeat: int = 10) -> list[Row]:
             base,
             plan_s,
             None,
-            f"top importers: {plan_tops}; network libraries imported: {gh or 'none'}",
+            f"{len(plan_mods)} modules loaded ({ours} of ci-budget's); top importers: "
+            f"{plan_tops}; network libraries loaded: {gh or 'none'}",
             ok=not gh,
         ),
     ]
