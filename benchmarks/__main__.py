@@ -10,6 +10,7 @@ import argparse
 import importlib
 import platform
 import sys
+from pathlib import Path
 
 from benchmarks.common import table
 
@@ -25,6 +26,8 @@ BENCHMARKS = {
     "github": ("benchmarks.github_bench", {}, {"chatter": (0, 150)}),
     "runner": ("benchmarks.runner_bench", {}, {"files": 2}),
     "planner": ("benchmarks.planner_bench", {}, {"quick": True}),
+    "install": ("benchmarks.install_bench", {}, {"repeat": 1, "baseline": False}),
+    "sglang": ("benchmarks.sglang_bench", {}, {"repeat": 1}),
 }
 
 
@@ -34,6 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, to check they still run")
     parser.add_argument("--only", nargs="*", choices=sorted(BENCHMARKS), help="run only these")
+    parser.add_argument(
+        "--sglang",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="a git checkout of sglang: adds its collect_tests and a real PR's static report",
+    )
     args = parser.parse_args(argv)
     print(
         f"# ci-budget benchmarks on {platform.node()}: {platform.processor() or platform.machine()}, "
@@ -44,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         module_name, full, smoke = BENCHMARKS[name]
         module = importlib.import_module(module_name)
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        rows.extend(module.run(**(smoke if args.smoke else full)))
+        kwargs = dict(smoke if args.smoke else full)
+        if name == "sglang":
+            kwargs["checkout"] = args.sglang
+        rows.extend(module.run(**kwargs))
     sys.stdout.write(table(rows))
     return 1 if any(r.verdict == "WRONG" for r in rows) else 0
 
