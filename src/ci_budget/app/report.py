@@ -45,12 +45,13 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_problems=problems,
     )
     md = markdown(built, blob=_blob(settings, runs))
-    sink.report_files(options.out, md, json_text(built))
+    as_json = json_text(built)  # once: with every test case it is the costliest output
+    sink.report_files(options.out, md, as_json)
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")
     text = {
         "markdown": lambda: md,
         "terminal": lambda: terminal(built, options.classes),
-        "json": lambda: json_text(built),
+        "json": lambda: as_json,
     }[fmt]()
     sink.report(text, options.out, explicit=options.format is not None, wrap=fmt != "json")
     sink.summary(md)
