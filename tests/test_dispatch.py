@@ -115,3 +115,15 @@ def test_run_ci_on_an_sglang_tree_dispatches_its_per_commit_suites(tmp_path):
     }  # fmt: skip
     assert out["max-parallel-total"] == "3"
     assert "warning" not in proc.stderr, proc.stderr
+
+
+def test_static_report_shards_a_suite_as_the_label_dispatches_it():
+    from ci_budget.budget.diff import suite_impacts
+
+    config = parse_config(SGLANG_LIKE, "t")
+    head = [reg(f"c{i}.py", 450, "base-a-test-cpu", backend="cpu") for i in range(3)]
+    head.append(reg("n.py", 4000, "base-a-test-cpu", backend="cpu", nightly=True))
+    [impact] = suite_impacts([], head, {("cpu", "base-a-test-cpu")}, config)
+    plans, _ = dispatch(head, config)
+    assert impact.shards_after == plans[0].size == 3  # the nightly file does not count
+    assert impact.timeout_s == 10 * 60 and impact.runner_config == "cpu"

@@ -207,7 +207,9 @@ def introduced_errors(base: Iterable[Problem], head: Iterable[Problem]) -> list[
 
 def _plan_suite(regs: list[Registration], suite: str, config: Config) -> tuple[int, float]:
     """Shards as the gating label would dispatch them (the suite's own timeout, pinned counts,
-    the configured shard rule), and the planned makespan."""
+    the configured shard rule), and the planned makespan. A per-commit run leaves out the
+    suite's nightly=True registrations; a suite of only those runs them (`run --nightly`)."""
+    regs = [r for r in regs if not r.nightly] or regs
     items = sorted((r.file, r.est_time) for r in regs)
     if not items:
         return 0, 0.0
