@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import string
 
+from helpers.arch_render import Spec, render_fixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_budget.arch.edit import Spec, render_fixed, render_markdown, set_cell
+from ci_budget.arch.edit import render_markdown, set_cell
 from ci_budget.arch.flags import parse_source
 from ci_budget.arch.table import FIXED, NA_WORDS, REVERTED, ArchTableError, parse_tables
 from ci_budget.config import Config

@@ -15,9 +15,8 @@ from ci_budget.github.client import (
     GitHubError,
     ReadOnlyToken,
     client_from_env,
-    post_report,
-    pr_from_event,
 )
+from ci_budget.github.post import post_report, pr_from_event
 
 WEBHOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 

@@ -2,13 +2,13 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.reportlog import classes_from_reportlog
 
 from ci_budget.models import FileResult
 from ci_budget.results.timings import (
     ReportError,
     charge_in_flight,
     classes_from_json_report,
-    classes_from_reportlog,
     file_results_from_json_report,
     normalise_properties,
     parse_reportlog,

@@ -1,2 +1,3 @@
-"""Application layer: one function per use case (scan, run, report, diff, plan, fill, suggest,
-history), each from one `Settings` to an exit status, writing every output through one `Sink`."""
+"""Application layer: one function per use case (scan, run, report, diff, plan, fill, check,
+suggest, history, import-logs), each from one `Settings` to an exit status, writing every output
+through one `Sink`."""

@@ -293,7 +293,3 @@ def client_from_env(
         or None,
         **kw,
     )
-
-
-# Where reports are posted from; kept importable from here.
-from ci_budget.github.post import post_report, pr_from_event  # noqa: E402, F401

@@ -331,10 +331,6 @@ def charge_in_flight(log: ReportLog, until: float) -> None:
                 break
 
 
-def classes_from_reportlog(lines: Iterable[str]) -> list[ClassTiming]:
-    return parse_reportlog(lines).classes()
-
-
 def unattributed(wall: float, classes: Iterable[ClassTiming]) -> float:
     """Wall time not inside any test phase: start-up, imports, collection. Never negative."""
     return max(0.0, wall - sum(c.total for c in classes))

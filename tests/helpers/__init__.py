@@ -1,0 +1,1 @@
+"""Code only the tests use."""

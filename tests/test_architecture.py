@@ -1,0 +1,140 @@
+"""The layering rules, checked on the source: the core never touches the environment, processes,
+the network or files, and no module imports one that (directly or not) imports it back."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ci_budget"
+CORE = ("registry", "sharding", "trigger", "arch", "budget", "results", "render", "history")
+CORE_MODULES = ("models", "config")
+EDGES = ("workspace", "runner", "github", "cli", "app")
+FORBIDDEN_MODULES = ("subprocess", "requests", "github", "socket", "urllib.request", "shutil")
+FILE_CALLS = ("open", "read_text", "write_text", "read_bytes", "write_bytes", "mkdir", "unlink")
+# Known debts, each with the reason it is still here; the test fails when one is paid (so the
+# entry goes) or when a new one appears.
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def modules() -> dict[str, ast.Module]:
+    return {
+        module_name(p): ast.parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(SRC.rglob("*.py"))
+    }
+
+
+def is_core(name: str) -> bool:
+    top = name.split(".")[0]
+    return top in CORE or name in CORE_MODULES
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(test)
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node, except those only type checkers see (`if TYPE_CHECKING:` bodies)."""
+    for child in ast.iter_child_nodes(tree):
+        if _type_checking(child):
+            yield from (n for stmt in child.orelse for n in ast.walk(stmt))
+            continue
+        yield child
+        yield from _runtime_nodes(child)
+
+
+def imported(tree: ast.Module) -> list[str]:
+    """Every module an import statement names, at any depth (lazy imports count)."""
+    out = []
+    for node in _runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            out.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+            out.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def violations(name: str, tree: ast.Module) -> set[tuple[str, str]]:
+    found = set()
+    for target in imported(tree):
+        if any(target == m or target.startswith(m + ".") for m in FORBIDDEN_MODULES):
+            found.add((name, target))
+        if target.startswith("ci_budget.") and target.split(".")[1] in EDGES:
+            found.add((name, target))
+        if target in ("os.environ", "os.getenv"):
+            found.add((name, target))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os" and node.attr in ("environ", "getenv", "system", "replace"):
+                found.add((name, f"os.{node.attr}"))
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if called in FILE_CALLS:
+                found.add((name, called))
+    return found
+
+
+def test_the_core_touches_no_environment_process_network_or_file():
+    found = set()
+    for name, tree in modules().items():
+        if is_core(name):
+            found |= violations(name, tree)
+    unexpected = sorted(found - set(KNOWN))
+    assert not unexpected, f"the core reaches out: {unexpected}"
+    stale = sorted(set(KNOWN) - found)
+    assert not stale, f"paid debts still listed in KNOWN: {stale}"
+
+
+def graph() -> dict[str, set[str]]:
+    trees = modules()
+    names = {f"ci_budget.{n}" if n else "ci_budget" for n in trees}
+    edges: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        me = f"ci_budget.{name}" if name else "ci_budget"
+        edges[me] = {t for t in imported(tree) if t in names and t != me}
+    return edges
+
+
+def test_no_import_cycles():
+    edges = graph()
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    cycles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_checks_see_what_they_look_for():
+    """The rules catch what they are for (a checker that never fires proves nothing)."""
+    bad = ast.parse(
+        "import os, subprocess\nfrom ci_budget.workspace import git\n"
+        "def f(p):\n    os.environ.get('X')\n    return open(p).read() + p.read_text()\n"
+    )
+    assert violations("budget.x", bad) == {
+        ("budget.x", "subprocess"),
+        ("budget.x", "ci_budget.workspace"),
+        ("budget.x", "ci_budget.workspace.git"),
+        ("budget.x", "os.environ"),
+        ("budget.x", "open"),
+        ("budget.x", "read_text"),
+    }
