@@ -429,3 +429,11 @@ def test_suite_totals_leave_unmeasured_files_out_of_the_measured_sum():
     report = build_report([reg(f.path, 100) for f in files], [run(*files)], CONFIG)
     (total,) = report.suites
     assert (total.files, total.est_total, total.measured_total) == (2, 200, 50)
+
+
+def test_timeout_under_a_budget_that_already_covers_it_suggests_nothing():
+    result = res("t/a.py", 900, "timeout", timeout=900)
+    (line,) = build_report([reg("t/a.py", 1000)], [run(result)], CONFIG).lines
+    assert (line.status, line.suggestion) == ("timeout", None)
+    assert "est_time" not in line.message
+    assert line.message.endswith("900s; (the real run time is unknown)")
