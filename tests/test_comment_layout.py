@@ -1,0 +1,62 @@
+"""The example comments rendered as GitHub renders them, in headless Chromium at 1,012 px: no
+essential column (status, use, change, risk, flags) is past the right edge. Element positions,
+not pixels; Mermaid stays code here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import comment_page  # noqa: E402
+from test_mermaid import _run_report, _static_report  # noqa: E402
+
+from ci_budget.render import diff_md, run_md  # noqa: E402
+
+ESSENTIAL = {
+    "Status", "Used", "Measured", "Budget", "Suggestion", "Flags", "Case", "Total", "Share",
+    "risk", "predicted makespan vs stage timeout", "est_time change", "flags", "error",
+}  # fmt: skip
+BLOB = "https://github.com/OWNER/REPO/blob/" + "a" * 40
+
+
+def _chromium_or_skip():
+    if comment_page.chromium():
+        return
+    if os.environ.get("CI_BUDGET_REQUIRE_BROWSER"):  # set by .ci/run, which installs chromium
+        pytest.fail("chromium is required (apt-get install chromium)")
+    pytest.skip("needs chromium")
+
+
+def _check(markdown: str) -> int:
+    layout = comment_page.layout(markdown)
+    edge = layout["right"] + 0.5
+    checked = 0
+    for table in layout["tables"]:
+        columns = [i for i, name in enumerate(table["head"]) if name in ESSENTIAL]
+        for row in table["right"]:
+            for i in columns:
+                assert row[i] <= edge, (table["head"][i], row[i], edge)
+                checked += 1
+    return checked
+
+
+@pytest.mark.slow  # starts Chromium twice
+def test_example_comments_keep_their_verdicts_in_view():
+    _chromium_or_skip()
+    long_names = _run_report("a/very/long/path/to/a/registered/test_" + "x" * 120 + ".py")
+    assert _check(run_md.markdown(long_names, blob=BLOB)) > 20
+    assert _check(diff_md.markdown(_static_report(), blob=BLOB)) >= 4
+
+
+@pytest.mark.slow
+def test_the_check_bites_on_a_path_first_table():
+    _chromium_or_skip()
+    path = "test/registered/" + "deep/" * 40 + "test_x.py"
+    table = f"| File | Status |\n|---|---|\n| `{path}` | 🔴 over |\n"
+    with pytest.raises(AssertionError):
+        _check(table)
