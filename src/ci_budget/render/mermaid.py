@@ -67,7 +67,7 @@ def run_chart(report: Report) -> str | None:
     chosen = (flagged + others)[:MAX_FILES]
     if not chosen:
         return None
-    names = [label(x.file.rsplit("/", 1)[-1].removesuffix(".py"), 28) for x in chosen]
+    names = [label(x.file.rsplit("/", 1)[-1].removesuffix(".py"), 16) for x in chosen]
     top = max(max(x.measured or 0, x.est_time) for x in chosen)
     return block(
         [
