@@ -214,7 +214,12 @@ class ProcessTree:
             killed.extend(p for p in left if p not in killed)
             self._signal_all(signal.SIGKILL)
             time.sleep(0.05)
-        self.proc.wait()
+        try:
+            # Bounded: a SIGTERM to the runner (a cancelled job) arriving inside Popen's own
+            # poll can leave its wait lock taken, and an unbounded wait() would then never end.
+            self.proc.wait(timeout=settle)
+        except subprocess.TimeoutExpired:
+            pass
         return killed
 
     def cleanup(self, grace: float) -> list[int]:
