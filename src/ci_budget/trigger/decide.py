@@ -21,6 +21,8 @@ from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.sharding.dispatch import dispatch, suite_shards
 from ci_budget.trigger.approval import gate
+from ci_budget.trigger.guard_command import COMMAND as GUARD_COMMAND
+from ci_budget.trigger.guard_command import guard_hint, guard_plan, parse_guard_command
 from ci_budget.trigger.rerun import (  # noqa: F401 - authorise, spec_rows: this module's API
     accepted_plan,
     authorise,
@@ -129,8 +131,10 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     if action != "created":
         return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
     command = specs.parse_command(body, config.github.max_specs)
-    if command is None:
-        return Plan(reason="issue_comment: not a /rerun-test command")
+    guard = parse_guard_command(body) if command is None else None
+    if command is None and guard is None:
+        return Plan(reason="issue_comment: not a /rerun-test command (nor /verify-guard)")
+    command = guard.as_rerun() if guard else command  # one gate for both commands
     issue = _get(payload, "issue", dict)
     number = _get(payload, "issue.number", int)
     if not issue.get("pull_request"):
@@ -139,12 +143,14 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         return Plan(reason="issue_comment: comments by bots never trigger a run")
     login = _get(payload, "comment.user.login", str)
     comment_id = _get(payload, "comment.id", int)
-    base = dict(trigger="rerun-test", pr_number=number, comment_id=comment_id)
+    name = GUARD_COMMAND if guard else specs.COMMAND
+    base = dict(trigger=name[1:], pr_number=number, comment_id=comment_id)
 
     def refuse(why: str | list[str]) -> Plan:
         lines = [why] if isinstance(why, str) else why
         reason = "; ".join(lines)
-        reply = f"@{login} `{specs.COMMAND}` refused:\n" + "".join(f"- {w}\n" for w in lines)
+        lines = [guard_hint(w, guard) for w in lines] if guard else lines
+        reply = f"@{login} `{name}` refused:\n" + "".join(f"- {w}\n" for w in lines)
         # One reply per person and PR; later refusals get the reaction only.
         once = f"refused-{login.lower()}"
         return Plan(reason=reason, reply=reply, reply_once=once, reaction="confused", **base)
@@ -182,7 +188,8 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     resolution = specs.resolve(command.specs, found, config, facts.root)
     if resolution.refused:
         return refuse(resolution.refused)
-    return accepted_plan(login, number, sha, resolution.accepted, config, base)
+    plan = accepted_plan(login, number, sha, resolution.accepted, config, base)
+    return guard_plan(plan, guard, login) if guard else plan
 
 
 # --- labels and pull request updates ---------------------------------------------------------
