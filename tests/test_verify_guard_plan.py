@@ -17,7 +17,9 @@ def test_a_writer_gets_a_run_on_the_files_runner_config_with_the_fixes_to_revert
     [row] = plan.matrix
     assert row.runner_config == "1-gpu-large" and row.specs == ["test/registered/a/test_a.py"]
     assert row.revert == ["fixes/34184.patch", "1a2b3c4d"] and row.name.startswith("verify-guard")
-    assert plan.reply.startswith("@Codertocat verifying `test_a.py` with `fixes/34184.patch`, `1a2b3c4d`")
+    assert plan.reply.startswith(
+        "@Codertocat verifying `test_a.py` with `fixes/34184.patch`, `1a2b3c4d`"
+    )
     assert f"at `{HEAD}`" in plan.reply and "1-gpu-large" in plan.reply
     assert plan.reaction == "eyes" and "/verify-guard by" in plan.reason
 

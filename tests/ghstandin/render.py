@@ -147,3 +147,35 @@ def check_run(base: str, state: State, run: dict[str, Any]) -> dict[str, Any]:
     out.update({k: v for k, v in run.items() if k in out or k in ("output", "conclusion")})
     out["url"] = f"{base}/repos/{state.repo}/check-runs/{run['id']}"
     return out
+
+
+def content_file(base: str, state: State, path: str, ref: str, text: str) -> dict[str, Any]:
+    import hashlib
+
+    raw = text.encode()
+    out = example("content-file-response-if-content-is-a-file")
+    sha = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    url = f"{base}/repos/{state.repo}/contents/{path}?ref={ref}"
+    out.update(name=path.rsplit("/", 1)[-1], path=path, sha=sha, size=len(raw), url=url,
+               encoding="base64", content=base64.encodebytes(raw).decode())  # fmt: skip
+    return out
+
+
+def review_comment(base: str, state: State, issue, comment: dict[str, Any]) -> dict[str, Any]:
+    out = example("pull-request-review-comment-example-for-a-multi-line-comment")
+    repo_api = f"{base}/repos/{state.repo}"
+    out.update(
+        id=comment["id"],
+        url=f"{repo_api}/pulls/comments/{comment['id']}",
+        pull_request_url=f"{repo_api}/pulls/{issue.number}",
+        body=comment["body"],
+        path=comment["path"],
+        commit_id=comment["commit_id"],
+        line=comment["line"],
+        start_line=comment.get("start_line"),
+        side=comment.get("side", "RIGHT"),
+        created_at=comment["created_at"],
+        updated_at=comment["created_at"],
+        user=user(base, comment["login"], 1000 + len(comment["login"])),
+    )
+    return out

@@ -230,6 +230,36 @@ def graphql(state: State, req: Req) -> Resp:
     return Resp(200, {"data": {"viewer": {"login": req.who.login}}})
 
 
+def get_content(state: State, req: Req) -> Resp:
+    """A file's text at a ref (the default branch when none is given), base64 as GitHub sends."""
+    ref = req.query.get("ref", ["main"])[-1]
+    text = state.contents.get((ref, req.params["path"]))
+    if text is None:
+        return not_found()
+    return Resp(200, render.content_file(req.base, state, req.params["path"], ref, text))
+
+
+def create_review_comment(state: State, req: Req) -> Resp:
+    """A review comment on lines of the PR's diff at its head commit; GitHub answers 422 for
+    lines outside the diff."""
+    issue = _issue(state, req, "pull_number")
+    if issue is None or not issue.pull:
+        return not_found()
+    body = req.json
+    start, line = body.get("start_line", body.get("line")), body.get("line")
+    if line is None or body.get("commit_id") != issue.head_sha:
+        return error(422, "Validation Failed", errors=[{"resource": "PullRequestReviewComment",
+                     "code": "invalid", "field": "commit_id"}])  # fmt: skip
+    hunks = issue.hunks.get(body.get("path"), [])
+    if not any(lo <= start and line <= hi for lo, hi in hunks):
+        return error(422, "Validation Failed", errors=[{"resource": "PullRequestReviewComment",
+                     "code": "custom", "field": "pull_request_review_thread.line",
+                     "message": "could not be resolved"}])  # fmt: skip
+    comment = {"id": state.new_id(), "login": req.who.login, "created_at": state.now(), **body}
+    state.review_comments.append(comment)
+    return Resp(201, render.review_comment(req.base, state, issue, comment))
+
+
 OPERATIONS = {
     "issues/list-comments": list_comments,
     "issues/create-comment": create_comment,
@@ -243,6 +273,8 @@ OPERATIONS = {
     "pulls/list-files": list_files,
     "pulls/list-commits": list_commits,
     "issues/get": get_issue,
+    "repos/get-content": get_content,
+    "pulls/create-review-comment": create_review_comment,
     "checks/create": create_check_run,
     "checks/update": update_check_run,
     "actions/create-workflow-dispatch": dispatch,

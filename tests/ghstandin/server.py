@@ -8,7 +8,7 @@ import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from . import actions, routes, spec
 from .state import NOT_ACCESSIBLE, Comment, Fault, Identity, Issue, State
@@ -273,7 +273,10 @@ class StandIn:
             except ValueError:
                 return self._reject(entry, 400, f"{method} {path}: Problems parsing JSON")
         if extra is None:
-            why = spec.validate(method, path, query, raw, content_type)
+            vpath = path
+            if "path" in params:  # one segment for the description's path template
+                vpath = path[: len(path) - len(params["path"])] + quote(params["path"], safe="")
+            why = spec.validate(method, vpath, query, raw, content_type)
             if why:
                 return self._reject(entry, 422, why)
         token = authorization.split(" ", 1)[-1].strip() if authorization else ""

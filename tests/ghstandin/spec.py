@@ -50,16 +50,23 @@ def _operations() -> list[tuple[str, str, list[str], str]]:
     return ops
 
 
+GREEDY = "{path}"  # repos/get-content: the file path is one parameter with slashes in it
+
+
 def match(method: str, path: str) -> tuple[str, dict[str, str]] | None:
     """(operationId, path params) of the operation serving `method path`, or None."""
     parts = path.strip("/").split("/")
     best = None
     for op_method, _template, tparts, op_id in _operations():
-        if op_method != method or len(tparts) != len(parts):
+        if tparts[-1] == GREEDY and len(parts) > len(tparts):  # a file path spans segments
+            parts_here = parts[: len(tparts) - 1] + ["/".join(parts[len(tparts) - 1 :])]
+        else:
+            parts_here = parts
+        if op_method != method or len(tparts) != len(parts_here):
             continue
         params: dict[str, str] = {}
         literal = 0
-        for t, p in zip(tparts, parts, strict=True):
+        for t, p in zip(tparts, parts_here, strict=True):
             if t.startswith("{") and t.endswith("}"):
                 params[t[1:-1]] = p
             elif t == p:

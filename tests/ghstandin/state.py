@@ -51,6 +51,8 @@ class Issue:
     files: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)  # the PR's commits, oldest first
     head_pushed_at: str | None = None  # the head repository's last push (None: the example's)
+    # new-file line ranges of the PR's diff hunks, per path: review comments must land in them
+    hunks: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,6 +117,8 @@ class State:
     log_host: str = "localhost"  # job-log redirects go to this host name (not the API's)
     log_key: str = "standin-log-signing-key"
     rate: RateWindow | None = None
+    contents: dict[tuple[str, str], str] = field(default_factory=dict)  # (ref, path) -> text
+    review_comments: list[dict[str, Any]] = field(default_factory=list)
     tick: int = 0
     next_id: int = 1_000_000
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)

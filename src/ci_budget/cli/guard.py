@@ -37,6 +37,7 @@ def add_parser(sub):
         example=EXAMPLE,
     )
     add_common(v)
+    _add_suggest(verbs)
     v.add_argument("file", help="guard test file with a measured table in a docstring")
     v.add_argument("--revert", nargs="+", required=True, metavar="REF",
                    help="commit or patch file of each fix to revert")  # fmt: skip
@@ -52,7 +53,45 @@ def add_parser(sub):
     return p
 
 
+def _add_suggest(verbs) -> None:
+    s = add_subcommand(
+        verbs,
+        "suggest",
+        help="post a verification's filled table as a review suggestion on the PR",
+        description="Answer a /verify-guard: read VERIFICATION (verification.json of guard "
+        "verify --results-dir, from the GPU job), refill the file's table from the file's text "
+        "at the pinned commit (read from GitHub; nothing but the numbers is taken from the "
+        "job) and post it as a review comment with a suggestion block on the table's lines. "
+        "Where GitHub refuses (the lines are outside the PR's diff) the table goes into a "
+        "plain comment. Needs GITHUB_REPOSITORY and a token with pull-requests: write.",
+        example="ci-budget guard suggest --verification v/verification.json --pr 12 --sha "
+        "0123abc...",
+    )
+    add_common(s)
+    s.add_argument("--verification", type=Path, required=True, metavar="FILE")
+    s.add_argument("--pr", type=int, required=True, help="pull request number")
+    s.add_argument("--sha", required=True, help="the commit the plan pinned (head-sha)")
+    s.add_argument("--token", help="GitHub token (default: GITHUB_TOKEN)")
+    s.add_argument("--dry-run", action="store_true", help="print the comment, post nothing")
+
+
 def run(args) -> int:
+    if args.verb == "suggest":
+        return _suggest(args)
+    return _verify(args)
+
+
+def _suggest(args) -> int:
+    from ci_budget.app.guard_suggest import SuggestOptions, suggest
+    from ci_budget.cli.common import settings
+
+    options = SuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
+    for body in suggest(settings(args), options):
+        print(body)
+    return 0
+
+
+def _verify(args) -> int:
     import sys
 
     from ci_budget.app.guard_verify import GuardError, verify

@@ -1,0 +1,77 @@
+"""Use case `guard suggest`: answer a `/verify-guard` with the filled table as a review
+suggestion on the guard's docstring lines, so a maintainer accepts it with one click.
+
+It runs with a write token on trusted code, after the GPU job ran the PR's code, so it trusts
+nothing from that job but numbers: the verification file is validated, the table is refilled
+here from the file's text at the pinned commit (read from GitHub), and only if that commit is
+the one the plan pinned. Where GitHub refuses a suggestion (the lines are outside the PR's diff)
+the table goes into a plain comment instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+
+
+@dataclass
+class SuggestOptions:
+    verification: Path
+    pr: int
+    sha: str  # the commit the plan pinned
+    post: bool = True
+
+
+def suggest(settings, options: SuggestOptions, client=None) -> list[str]:
+    """The comment bodies posted (or that would be, without `post`)."""
+    from pydantic import ValidationError
+
+    from ci_budget.arch.fill import fill_values
+    from ci_budget.models import GuardVerification
+
+    try:
+        saved = GuardVerification.model_validate_json(options.verification.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise AppError(f"{options.verification}: not a guard verification: {exc}") from None
+    if saved.commit != options.sha:
+        raise AppError(f"{options.verification}: measured at {str(saved.commit)[:12]}, not at the "
+                       f"pinned {options.sha[:12]}; nothing posted")  # fmt: skip
+    client = client or _client(settings)
+    from ci_budget.github.review import file_text
+
+    source = file_text(client, saved.file, options.sha)
+    amap = settings.config.gpu_arch_map()
+    new, tables, problems = fill_values(source, saved.file, saved.values, saved.arch, amap)
+    if problems:
+        raise AppError("; ".join(str(p) for p in problems))
+    return [_post(client, options, saved, new, first, len(lines)) for first, lines in tables]
+
+
+def _post(client, options, saved, new_source: str, first: int, count: int) -> str:
+    from ci_budget.github.client import GitHubError
+    from ci_budget.github.review import review_comment
+    from ci_budget.render.suggestion import suggestion_body, table_comment
+
+    lines = new_source.split("\n")[first - 1 : first - 1 + count]
+    body = suggestion_body(saved, lines)
+    if not options.post:
+        return body
+    try:
+        review_comment(client, options.pr, options.sha, saved.file, first, first + count - 1, body)
+    except GitHubError as exc:
+        if exc.status != 422:
+            raise
+        body = table_comment(saved, first, lines, "GitHub takes suggestions only on changed lines")
+        client.create_comment(options.pr, body)
+    return body
+
+
+def _client(settings):
+    from ci_budget.github.client import GitHubClient
+
+    env = settings.env
+    if not env.repository or not env.token:
+        raise AppError("guard suggest needs GITHUB_REPOSITORY and a token")
+    return GitHubClient(env.repository, env.token, env.api_url)
