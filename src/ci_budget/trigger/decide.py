@@ -133,7 +133,7 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     command = specs.parse_command(body, config.github.max_specs)
     guard = parse_guard_command(body) if command is None else None
     if command is None and guard is None:
-        return Plan(reason="issue_comment: not a /rerun-test command (nor /verify-guard)")
+        return Plan(reason="issue_comment: not a /rerun-test command")
     command = guard.as_rerun() if guard else command  # one gate for both commands
     issue = _get(payload, "issue", dict)
     number = _get(payload, "issue.number", int)
