@@ -130,3 +130,20 @@ def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
     assert commands, proc.stdout  # the annotations of the over/timed-out files
     assert all(re.match(r"::(warning|error) file=test/registered/t\d\.py,", c) for c in commands)
     assert not any("PWN" in c or "add-mask" in c for c in commands)
+
+
+def test_scan_prints_suite_names_as_data(tmp_path: Path):
+    tests = tmp_path / "test" / "registered"
+    tests.mkdir(parents=True)
+    suites = ["::add-mask::PWN", "\\r##[error]PWN", "::stop-commands::pwn"]
+    for i, suite in enumerate(suites):
+        (tests / f"t{i}.py").write_text(f'register_cuda_ci(est_time=5, suite="{suite}")\n')
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GITHUB_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "scan", "--root", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, env=env | {"GITHUB_ACTIONS": "true"},
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "add-mask::PWN" in proc.stdout  # listed, as text
+    assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []

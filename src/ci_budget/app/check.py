@@ -40,7 +40,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
             }
         )
     else:
-        sink.stdout.write(_table(rows))
+        sink.write(_table(rows))
         for problem in problems:
             sink.error(str(problem))
     flagged = any(f in (UNVERIFIED, SILENT) for r in rows for f in r.flags)

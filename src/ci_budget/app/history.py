@@ -87,7 +87,7 @@ def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
     if options.format == "json":
         sink.json([s.model_dump(mode="json") for s in stats])
         return 0
-    sink.stdout.write(_table(stats))
+    sink.write(_table(stats))
     if not stats:
         sink.echo("(no samples)")
     return 0

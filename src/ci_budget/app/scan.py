@@ -49,7 +49,7 @@ def scan(settings, options: ScanOptions, sink: Sink | None = None) -> int:
     else:
         from ci_budget.render.text import registry_table
 
-        sink.stdout.write(registry_table(regs))
+        sink.write(registry_table(regs))
         for problem in found.errors:
             sink.error(str(problem))
         for problem in found.warnings:

@@ -29,9 +29,16 @@ class Sink:
     def isatty(self) -> bool:
         return self.stdout.isatty()
 
+    def write(self, text: str) -> None:
+        """`text` on stdout as it is, except that no line of it reads as a workflow command
+        (`workflow.log_text`): paths, suite names and messages come from the PR's files."""
+        from ci_budget.github.workflow import log_text
+
+        self.stdout.write(log_text(text))
+
     def echo(self, text: str = "") -> None:
         """`text` on stdout, ending in exactly one newline."""
-        self.stdout.write(text if text.endswith("\n") else text + "\n")
+        self.write(text if text.endswith("\n") else text + "\n")
 
     def json(self, data: object) -> None:
         """`data` as indented JSON on stdout."""
@@ -49,7 +56,9 @@ class Sink:
 
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
-        print(text, file=self.stderr)
+        from ci_budget.github.workflow import log_text
+
+        print(log_text(text), file=self.stderr)
 
     def warn(self, text: str) -> None:
         self.note(f"warning: {text}")
