@@ -117,13 +117,16 @@ def comment_event(standin, login: str, body: str) -> tuple[dict, int]:
     payload = hook("issue_comment.created.on-pull-request")
     _repo_fields(payload, standin)
     payload["issue"]["number"] = PR
-    payload["comment"].update(id=cid, body=body)
+    created = standin.state.comments[cid].created_at  # GitHub's time of the comment
+    payload["comment"].update(id=cid, body=body, created_at=created, updated_at=created)
     payload["comment"]["user"]["login"] = login
     payload["sender"]["login"] = login
     return payload, cid
 
 
-def pull_event(standin, action: str, origin: Path, labels: list[str], label: str | None = None):
+def pull_event(
+    standin, action: str, origin: Path, labels: list[str], label: str | None = None, fork=False
+):
     payload = hook(f"pull_request.{'labeled' if action == 'labeled' else 'synchronize'}")
     _repo_fields(payload, standin)
     payload["action"] = action
@@ -132,7 +135,7 @@ def pull_event(standin, action: str, origin: Path, labels: list[str], label: str
     pull.update(number=PR, draft=False, state="open")
     pull["labels"] = [{"name": n} for n in labels]
     pull["head"].update(sha=git(origin, "rev-parse", "feature"), ref="feature")
-    pull["head"]["repo"]["full_name"] = standin.state.repo
+    pull["head"]["repo"]["full_name"] = "mallory/hello-gpu" if fork else standin.state.repo
     pull["base"].update(sha=git(origin, "rev-parse", "main"), ref="main")
     pull["base"]["repo"]["full_name"] = standin.state.repo
     if label:
@@ -283,7 +286,9 @@ def test_run_ci_label_then_push_updates_one_merged_comment(
         PR, head_sha=git(origin, "rev-parse", "feature"), head_ref="feature", labels=["run-ci"]
     )
     labeled = pull_event(github_standin, "labeled", origin, ["run-ci"], label="run-ci")
-    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", labeled)
+    jobs = run_workflow(
+        tmp_path, origin, github_standin, runner_temp, "pull_request_target", labeled
+    )
     rows = jobs["run"]
     assert jobs["plan"][0].outputs["should-run"] == "true", explain(jobs)
     assert rows and all(r.result == "success" for r in rows), explain(jobs)
@@ -296,17 +301,94 @@ def test_run_ci_label_then_push_updates_one_merged_comment(
             assert spec.split("::")[0].rsplit("/", 1)[-1] in first.body
     assert "test_long_prefix_sweep.py" in first.body
     assert "test_hybrid_cache_kl_bitexact.py" in first.body
-    assert jobs["budget"][0].result == "success", explain(jobs)
-    assert len(sticky(github_standin, "budget")) == 1
+    assert jobs["budget"][0].result == "skipped"  # the static report runs on pull_request
     first_body, first_updated = first.body, first.updated_at
 
     new_head = push(origin, "second push")
     github_standin.state.issues[PR].head_sha = new_head
     sync = pull_event(github_standin, "synchronize", copy.deepcopy(origin), ["run-ci"])
-    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", sync)
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request_target", sync)
     assert all(r.head == new_head for r in jobs["run"]), explain(jobs)
     assert jobs["report"][0].result == "success", explain(jobs)
     [again] = sticky(github_standin, "run")  # updated in place, not a second comment
     assert again.id == first.id
     assert again.updated_at != first_updated or again.body != first_body
-    assert len(sticky(github_standin, "budget")) == 1
+
+
+# --- approval bound to a commit ---------------------------------------------------------------
+
+
+def approval_notices(standin):
+    return sticky(standin, "approval")
+
+
+@pytest.mark.slow
+def test_fork_pr_labelled_then_pushed_to_runs_only_the_approved_commit(
+    tmp_path, origin, github_standin, runner_temp
+):
+    approved = git(origin, "rev-parse", "feature")
+    github_standin.add_pull(
+        PR, head_sha=approved, head_ref="feature", head_repo="mallory/hello-gpu", labels=["run-ci"]
+    )
+    # On pull_request the fork's own workflow would run: nothing of the GPU path starts there.
+    opened = pull_event(github_standin, "synchronize", origin, ["run-ci"], fork=True)
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", opened)
+    assert jobs["plan"][0].result == "skipped" and [r.result for r in jobs["run"]] == ["skipped"]
+    assert jobs["budget"][0].result == "success", explain(jobs)
+
+    labeled = pull_event(github_standin, "labeled", origin, ["run-ci"], "run-ci", fork=True)
+    jobs = run_workflow(
+        tmp_path, origin, github_standin, runner_temp, "pull_request_target", labeled
+    )
+    assert jobs["plan"][0].outputs["should-run"] == "true", explain(jobs)
+    assert {r.head for r in jobs["run"]} == {approved}
+    assert jobs["report"][0].result == "success" and len(sticky(github_standin, "run")) == 1
+
+    for n in range(2):  # two pushes after the approval: no GPU job, one notice
+        head = push(origin, f"pushed after the label {n}")
+        github_standin.state.issues[PR].head_sha = head
+        sync = pull_event(github_standin, "synchronize", origin, ["run-ci"], fork=True)
+        jobs = run_workflow(
+            tmp_path, origin, github_standin, runner_temp, "pull_request_target", sync
+        )
+        assert jobs["plan"][0].outputs["should-run"] == "false", explain(jobs)
+        assert [r.result for r in jobs["run"]] == ["skipped"]
+        assert jobs["report"][0].result == "skipped"
+        [notice] = approval_notices(github_standin)
+        assert f"`{head}` is new on this pull request from a fork" in notice.body
+    assert "run-ci" not in github_standin.state.issues[PR].labels  # re-applying it approves
+    assert github_standin.invalid == []
+
+
+@pytest.mark.slow
+def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_commit(
+    tmp_path, origin, github_standin, runner_temp
+):
+    reviewed = git(origin, "rev-parse", "feature")
+    github_standin.add_pull(PR, head_sha=reviewed, head_ref="feature", commits=[reviewed])
+    github_standin.state.roles["alice"] = "write"
+    payload, _ = comment_event(github_standin, "alice", f"/rerun-test {SPEC}")
+    # The author force-pushes between the comment and plan reading the PR.
+    unreviewed = push(origin, "force-pushed after the comment")
+    pull = github_standin.state.issues[PR]
+    pull.head_sha, pull.commits = unreviewed, [unreviewed]
+    pull.head_pushed_at = github_standin.state.now()
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "issue_comment", payload)
+    assert jobs["plan"][0].outputs["should-run"] == "false", explain(jobs)
+    assert [r.result for r in jobs["run"]] == ["skipped"]
+    [reply] = [c.body for c in github_standin.comments(PR) if c.login == BOT_LOGIN]
+    assert f"`{unreviewed}`, is not provably older than this comment" in reply
+    assert f"/rerun-test@{unreviewed[:12]}" in reply
+
+    # The maintainer reviews that commit and names it; another push follows at once.
+    payload, cid = comment_event(github_standin, "alice", f"/rerun-test@{unreviewed[:10]} {SPEC}")
+    later = push(origin, "pushed after the @sha comment")
+    pull.head_sha, pull.commits = later, [unreviewed, later]
+    pull.head_pushed_at = github_standin.state.now()
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "issue_comment", payload)
+    assert jobs["plan"][0].outputs["head-sha"] == unreviewed, explain(jobs)
+    assert [r.head for r in jobs["run"]] == [unreviewed] and jobs["run"][0].result == "success"
+    replies = [c.body for c in github_standin.comments(PR) if c.login == BOT_LOGIN]
+    assert any(f"rerunning at `{unreviewed}`" in body for body in replies)
+    assert [BOT_LOGIN, "eyes"] in reactions(github_standin, cid)
+    assert github_standin.invalid == []

@@ -240,13 +240,13 @@ def run(args) -> int:
         facts.model = load_partition_model(args.partition_model)
         if facts.model is not None:
             facts.weights = {**facts.model.weights(), **(facts.weights or {})}
-        for _ in range(4):  # permission, pull: the core asks for at most two facts
+        for _ in range(6):  # permission, pull, commits, registry: at most four facts
             out = decide(name, payload, facts, registrations, config)
             if isinstance(out, Plan):
                 plan = out
                 break
             _gather(out, facts, feedback, config)
-        else:  # pragma: no cover - the core never asks more than twice
+        else:  # pragma: no cover - the core never asks more than four times
             plan = Plan(reason="plan: authorisation did not settle; not running")
     _answer(plan, feedback, env.run_url)
     calls = feedback.calls

@@ -39,7 +39,6 @@ from ci_budget.render.sticky import (  # noqa: F401 - re-exported: part of this 
 )
 
 DEFAULT_API_URL = "https://api.github.com"
-REPORT_WORKFLOW = "bitexact-budget-report.yml"
 PERMISSIONS = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
 PERMISSIONS |= {"read": "read", "none": "none"}
 
@@ -132,7 +131,8 @@ class GitHubClient:
                     f"{what}: the token cannot write to {self.repo_name} (GitHub: {message}). "
                     "This is expected on pull requests from forks, where GITHUB_TOKEN is "
                     "read-only. The report is still in the step summary and the results "
-                    f"artifact; post it from a workflow_run workflow ({REPORT_WORKFLOW}).",
+                    "artifact; post from a base-branch event instead (pull_request_target, "
+                    "issue_comment; README: Security model).",
                     status,
                 ) from None
             raise GitHubError(f"{what}: GitHub answered {status}: {message}", status) from None
