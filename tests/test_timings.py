@@ -5,14 +5,11 @@ import pytest
 from helpers.reportlog import classes_from_reportlog
 
 from ci_budget.models import FileResult
+from ci_budget.results.phases import ReportError, normalise_properties, split_nodeid
+from ci_budget.results.reportlog import charge_in_flight, parse_reportlog
 from ci_budget.results.timings import (
-    ReportError,
-    charge_in_flight,
     classes_from_json_report,
     file_results_from_json_report,
-    normalise_properties,
-    parse_reportlog,
-    split_nodeid,
     unattributed,
 )
 

@@ -24,13 +24,13 @@ from typing import Any
 import msgspec
 
 from ci_budget.models import FileResult, TestTiming
-from ci_budget.results.timings import (
-    JsonReportFiles,
+from ci_budget.results.phases import (
     crash_message,
     make_timing,
     normalise_properties,
     outcome_of,
 )
+from ci_budget.results.timings import JsonReportFiles
 
 
 class Phase(msgspec.Struct):
@@ -75,7 +75,7 @@ class _NotPlain(Exception):
 
 
 def _timing(test: Test) -> TestTiming:
-    """`timings._json_timing` for a decoded test: the same rules, read by attribute."""
+    """`timings.json_timing` for a decoded test: the same rules, read by attribute."""
     setup, call, teardown = test.setup, test.call, test.teardown
     message = None
     for phase in (setup, call, teardown):

@@ -1,0 +1,132 @@
+"""A test's phases -> its outcome and `TestTiming`; tests grouped into `ClassTiming`s.
+Shared by both report readers (json-report and reportlog), so they agree. Pure.
+
+A failed setup or teardown is an error, a skipped setup or call (skip, xfail) is skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ci_budget.models import ClassTiming, TestTiming
+
+PHASES = ("setup", "call", "teardown")
+MESSAGE_LIMIT = 500
+
+
+class ReportError(ValueError):
+    """A report that cannot be read; the message names where."""
+
+
+def split_nodeid(nodeid: str) -> tuple[str, str]:
+    """(file path, group) where group is `path::Class` or, for module-level tests, `path`.
+
+    Parameters (`test_x[a::b/c]`) may contain `::` and `/`, so the bracket part is cut first.
+    Nested classes group under the innermost class: every component but the test name.
+    """
+    head, sep, rest = nodeid.partition("::")
+    if not sep:
+        return head, head
+    bracket = rest.find("[")
+    if bracket >= 0:
+        rest = rest[:bracket]
+    parts = rest.split("::")
+    if len(parts) <= 1:
+        return head, head
+    return head, head + "::" + "::".join(parts[:-1])
+
+
+def normalise_properties(raw: Any) -> dict[str, Any]:
+    """user_properties as a dict: json-report writes [{k: v}], reportlog writes [[k, v]]."""
+    out: dict[str, Any] = {}
+    if isinstance(raw, dict):
+        return dict(raw)
+    for item in raw or ():
+        if isinstance(item, dict):
+            out.update({str(k): v for k, v in item.items()})
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            out[str(item[0])] = item[1]
+    return out
+
+
+def short_message(text: str | None) -> str | None:
+    if not text:
+        return None
+    text = text.strip()
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
+def outcome_of(setup: str | None, call: str | None, teardown: str | None) -> str:
+    """A test's outcome from its phases' outcomes (None: the phase has no report)."""
+    if teardown is None:
+        return "running"
+    if setup == "failed" or teardown == "failed":
+        return "error"
+    if setup == "skipped" or call == "skipped":
+        return "skipped"
+    if call == "failed":
+        return "failed"
+    return "passed"
+
+
+def make_timing(
+    nodeid: str,
+    outcome: str,
+    durations: tuple[float, float, float],
+    props: dict[str, Any],
+    message: str | None,
+) -> TestTiming:
+    timing = TestTiming(
+        nodeid=nodeid,
+        outcome=outcome,
+        setup=durations[0],
+        call=durations[1],
+        teardown=durations[2],
+        user_properties=props,
+        message=message,
+    )
+    # Every field is given, so every instance's fields-set is the same: share one set
+    # instead of ~700 bytes per test (a 100,000-test report keeps them all).
+    object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
+    return timing
+
+
+_ALL_FIELDS = set(TestTiming.model_fields)
+
+
+COUNTERS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}
+
+
+def class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
+    out = []
+    for name, cases in groups.items():
+        total = sum(c.total for c in cases)
+        setup, teardown = cases[0].setup, cases[-1].teardown
+        counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+        for c in cases:
+            key = COUNTERS.get(c.outcome)
+            if key:
+                counts[key] += 1
+        out.append(
+            ClassTiming(
+                name=name,
+                class_setup=setup,
+                tests=max(0.0, total - setup - teardown),
+                class_teardown=teardown,
+                total=total,
+                complete=all(c.outcome != "running" for c in cases),
+                test_cases=cases,
+                **counts,
+            )
+        )
+    return out
+
+
+def crash_message(phase: dict) -> str | None:
+    crash = phase.get("crash")
+    if isinstance(crash, dict) and crash.get("message"):
+        return short_message(str(crash["message"]))
+    longrepr = phase.get("longrepr")
+    if isinstance(longrepr, str) and longrepr.strip():
+        return short_message(longrepr.strip().splitlines()[-1])
+    return None
