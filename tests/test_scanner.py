@@ -10,8 +10,9 @@ import pytest
 
 from benchmarks.gentree import make_tree
 from ci_budget.config import Config
+from ci_budget.registry.fast import scan_source_fast
 from ci_budget.registry.parse import scan_source
-from ci_budget.workspace.scan import discover, scan_paths, scan_source_fast
+from ci_budget.workspace.scan import discover, scan_paths
 
 MAIN = 'if __name__ == "__main__":\n    unittest.main()\n'
 TRICKY = {

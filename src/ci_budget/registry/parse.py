@@ -12,42 +12,19 @@ from collections.abc import Iterable
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, Registration, RegistryScan
+from ci_budget.registry.nodes import (
+    POSITIONAL,
+    STRING_PARAMS,
+    NotLiteral,
+    describe,
+    is_main_block_with_call,
+    literal,
+)
 
-POSITIONAL = ("est_time", "suite", "nightly", "disabled")
-KEYWORD_ONLY = ("stage", "runner_config", "in_process_group")
-ALL_PARAMS = POSITIONAL + KEYWORD_ONLY
-STRING_PARAMS = ("suite", "stage", "runner_config", "disabled", "in_process_group")
 NO_REGISTRATION = "no registration found (add a top-level register_*_ci(...) call)"
-_MISSING = object()
 
 
-class _NotLiteral(Exception):
-    pass
-
-
-def _literal(node: ast.expr) -> object:
-    """A literal constant, including a signed number (`-5` parses as a unary op)."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, (ast.USub, ast.UAdd))
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) in (int, float)
-    ):
-        value = node.operand.value
-        return -value if isinstance(node.op, ast.USub) else value
-    raise _NotLiteral
-
-
-def _describe(node: ast.expr) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # pragma: no cover - unparse handles every parsed node
-        return type(node).__name__
-
-
-class _FileScan:
+class FileScan:
     def __init__(self, rel: str, config: Config):
         self.rel = rel
         self.config = config
@@ -67,17 +44,27 @@ class _FileScan:
         self.warnings.append(Problem(file=self.rel, line=line, col=col, message=message))
 
     def call(self, call: ast.Call, func: str) -> None:
+        bound = self.arguments(call, func)
+        if bound is None:
+            return
+        values, nodes, ok = bound
+        ok = self._check_types(call, func, values, nodes) and ok
+        if ok:
+            self.record(call, func, values, nodes)
+
+    def arguments(self, call: ast.Call, func: str):
+        """(literal values, their nodes, ok) by parameter name; None for *args or **kwargs."""
         values: dict[str, object] = {}
         nodes: dict[str, ast.expr] = {}
         ok = True
         for node in call.args:
             if isinstance(node, ast.Starred):
                 self.error(node, f"{func}(): *args are not supported")
-                return
+                return None
         for kw in call.keywords:
             if kw.arg is None:
                 self.error(kw.value, f"{func}(): **kwargs are not supported")
-                return
+                return None
         if len(call.args) > len(POSITIONAL):
             self.error(
                 call.args[len(POSITIONAL)],
@@ -100,20 +87,20 @@ class _FileScan:
             nodes[kw.arg] = kw.value
         for name, node in nodes.items():
             try:
-                values[name] = _literal(node)
-            except _NotLiteral:
+                values[name] = literal(node)
+            except NotLiteral:
                 self.error(
                     node,
-                    f"{func}(): {name} must be a literal, not `{_describe(node)}` "
+                    f"{func}(): {name} must be a literal, not `{describe(node)}` "
                     "(registrations are read statically)",
                 )
                 ok = False
         # An explicit None means "not given", as in the function signature's defaults.
         for name in [n for n, v in values.items() if v is None and n != "est_time"]:
             del values[name], nodes[name]
-        ok = self._check_types(call, func, values, nodes) and ok
-        if not ok:
-            return
+        return values, nodes, ok
+
+    def record(self, call: ast.Call, func: str, values: dict, nodes: dict) -> None:
         stage = values.get("stage")
         runner_config = values.get("runner_config")
         suite = f"{stage}-test-{runner_config}" if stage is not None else values["suite"]
@@ -209,20 +196,20 @@ class _FileScan:
         self.stray_calls(tree, calls)
         self.finish(calls.has_main)
 
-    def top_level(self, body: list[ast.stmt]) -> _TopLevel:
+    def top_level(self, body: list[ast.stmt]) -> TopLevel:
         """Registrations among top-level statements; also whether a main block runs something."""
-        seen = _TopLevel()
+        seen = TopLevel()
         for stmt in body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 func = stmt.value.func
                 if isinstance(func, ast.Name) and func.id in self.names:
                     seen.ids.add(id(stmt.value))
                     self.call(stmt.value, func.id)
-            elif isinstance(stmt, ast.If) and _is_main_block_with_call(stmt):
+            elif isinstance(stmt, ast.If) and is_main_block_with_call(stmt):
                 seen.has_main = True
         return seen
 
-    def stray_calls(self, tree: ast.AST, seen: _TopLevel) -> None:
+    def stray_calls(self, tree: ast.AST, seen: TopLevel) -> None:
         """Calls that look like registrations but are not: sglang ignores them silently."""
         stray = sorted(
             (n for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) not in seen.ids),
@@ -239,7 +226,7 @@ class _FileScan:
             elif isinstance(func, ast.Attribute) and func.attr in self.names:
                 self.warn(
                     node,
-                    f"{_describe(func)}() is an attribute call; only a bare "
+                    f"{describe(func)}() is an attribute call; only a bare "
                     f"{func.attr}() call is a registration",
                 )
 
@@ -263,26 +250,10 @@ class _FileScan:
         )
 
 
-class _TopLevel:
+class TopLevel:
     def __init__(self) -> None:
         self.ids: set[int] = set()
         self.has_main = False
-
-
-def _is_main_block_with_call(stmt: ast.If) -> bool:
-    test = stmt.test
-    if not (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Eq)
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    ):
-        return False
-    return any(isinstance(n, ast.Call) for body in stmt.body for n in ast.walk(body))
 
 
 def mentions_registration(data: bytes, config: Config) -> bool:
@@ -303,7 +274,7 @@ def parse_error(rel: str, exc: Exception) -> RegistryScan:
 def scan_source(data: bytes | str, rel: str, config: Config) -> RegistryScan:
     """Scan one file's source by parsing all of it. Pure: no file system access."""
     raw = data.encode() if isinstance(data, str) else data
-    scan = _FileScan(rel, config)
+    scan = FileScan(rel, config)
     if not mentions_registration(raw, config):
         scan.warn(None, NO_REGISTRATION)
         return scan.result()
