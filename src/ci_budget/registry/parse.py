@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, Registration, RegistryScan
+from ci_budget.registry.checks import check_types
 from ci_budget.registry.nodes import (
     POSITIONAL,
-    STRING_PARAMS,
     NotLiteral,
     describe,
     is_main_block_with_call,
@@ -48,7 +48,7 @@ class FileScan:
         if bound is None:
             return
         values, nodes, ok = bound
-        ok = self._check_types(call, func, values, nodes) and ok
+        ok = check_types(self, call, func, values, nodes) and ok
         if ok:
             self.record(call, func, values, nodes)
 
@@ -132,64 +132,6 @@ class FileScan:
                 f"{func}(): runner_config '{runner_config}' is not a configured runner "
                 "config (add it under [tool.ci-budget.runner-configs])",
             )
-
-    def _check_types(self, call, func, values, nodes) -> bool:
-        ok = True
-        if "est_time" not in nodes:
-            self.error(call, f"{func}(): est_time is required")
-            ok = False
-        elif "est_time" in values:
-            est = values["est_time"]
-            if isinstance(est, bool) or not isinstance(est, (int, float)):
-                self.error(
-                    nodes["est_time"],
-                    f"{func}(): est_time must be a number of seconds, not {est!r}",
-                )
-                ok = False
-            elif est < 0:
-                self.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
-                ok = False
-            elif est == 0:
-                self.warn(
-                    nodes["est_time"],
-                    f"{func}(): est_time is 0: the file counts for nothing in its suite's "
-                    "budget and shard sizes",
-                )
-        for name in STRING_PARAMS:
-            if name in values and not isinstance(values[name], str):
-                self.error(nodes[name], f"{func}(): {name} must be a string, not {values[name]!r}")
-                ok = False
-        if "nightly" in values and not isinstance(values["nightly"], bool):
-            self.error(
-                nodes["nightly"],
-                f"{func}(): nightly must be True or False, not {values['nightly']!r}",
-            )
-            ok = False
-        has_stage, has_runner, has_suite = (
-            "stage" in nodes,
-            "runner_config" in nodes,
-            "suite" in nodes,
-        )
-        if not (
-            (has_stage and has_runner and not has_suite)
-            or (not has_stage and not has_runner and has_suite)
-        ):
-            given = [
-                n
-                for n, present in (
-                    ("stage", has_stage),
-                    ("runner_config", has_runner),
-                    ("suite", has_suite),
-                )
-                if present
-            ]
-            self.error(
-                call,
-                f"{func}(): give exactly one of (stage= and runner_config=) or suite; "
-                f"got {', '.join(given) if given else 'none of them'}",
-            )
-            ok = False
-        return ok
 
     def module(self, tree: ast.Module) -> None:
         calls = self.top_level(tree.body)
