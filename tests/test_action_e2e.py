@@ -392,3 +392,57 @@ def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_
     assert any(f"rerunning at `{unreviewed}`" in body for body in replies)
     assert [BOT_LOGIN, "eyes"] in reactions(github_standin, cid)
     assert github_standin.invalid == []
+
+
+HOSTILE = """\
+import unittest
+
+
+def register_cuda_ci(*args, **kwargs):
+    return None
+
+
+register_cuda_ci(est_time=5, stage="base-b", runner_config="1-gpu-large")
+
+
+class TestHostile(unittest.TestCase):
+    def test_message(self):
+        raise AssertionError(
+            "@octo-org/maintainers see [docs](https://evil.example) <img src=x onerror=alert(1)>"
+            " <details open>``` #1 <!-- ci-budget:run -->"
+        )
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+@pytest.mark.slow
+def test_hostile_test_output_reaches_the_comment_as_text(
+    tmp_path, origin, github_standin, runner_temp
+):
+    # An approved commit's test fails with markup in its message: the report job, which holds
+    # the write token, posts it as inert text. The file exists only at the PR's commit, so this
+    # also shows the registry being read there, as data.
+    from test_untrusted import assert_inert
+
+    git(origin, "checkout", "-q", "feature")
+    rel = "examples/bitexact/test/registered/serving/test_hostile_output.py"
+    (origin / rel).parent.mkdir(parents=True, exist_ok=True)
+    (origin / rel).write_text(HOSTILE)
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "hostile")
+    head = git(origin, "rev-parse", "HEAD")
+    git(origin, "checkout", "-q", "main")
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature", head_repo="mallory/hello-gpu")
+    github_standin.state.roles["alice"] = "write"
+    spec = "test/registered/serving/test_hostile_output.py"
+    payload, _ = comment_event(github_standin, "alice", f"/rerun-test {spec}")
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "issue_comment", payload)
+    assert jobs["plan"][0].outputs["should-run"] == "true", explain(jobs)
+    assert [r.result for r in jobs["run"]] == ["failure"]  # the test fails, as written
+    [comment] = sticky(github_standin, "run")
+    assert "test_hostile_output.py" in comment.body
+    assert_inert(comment.body, "<!-- ci-budget:run -->", own_fences=comment.body.count("```text"))
+    assert "@octo-org/maintainers" not in comment.body and "](https://evil" not in comment.body
