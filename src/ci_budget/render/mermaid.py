@@ -63,7 +63,9 @@ def run_chart(report: Report) -> str | None:
     file, then the longest others, at most `MAX_FILES`."""
     lines_ = [x for x in report.lines if x.measured is not None and x.est_time]
     flagged = [x for x in lines_ if x.status in CHART_STATUSES]
-    others = sorted((x for x in lines_ if x not in flagged), key=lambda x: -(x.measured or 0))
+    others = sorted(
+        (x for x in lines_ if x.status not in CHART_STATUSES), key=lambda x: -(x.measured or 0)
+    )
     chosen = (flagged + others)[:MAX_FILES]
     if not chosen:
         return None

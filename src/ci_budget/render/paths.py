@@ -5,6 +5,7 @@ ran (the full path stays in the link). Pure."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from urllib.parse import quote
 
@@ -17,11 +18,16 @@ def short_names(paths: Iterable[str]) -> dict[str, str]:
     """path -> its last components, as few as make it unique among `paths`."""
     paths = sorted(set(paths))
     parts = {p: p.split("/") for p in paths}
+    # How many paths end in each tail: one pass per tail length, not a pass per pair.
+    tails: Counter[tuple[str, ...]] = Counter()
+    for p in paths:
+        for n in range(1, len(parts[p]) + 1):
+            tails[tuple(parts[p][-n:])] += 1
     out: dict[str, str] = {}
     for p in paths:
         for n in range(1, len(parts[p]) + 1):
-            tail = parts[p][-n:]
-            if all(q == p or parts[q][-n:] != tail for q in paths):
+            tail = tuple(parts[p][-n:])
+            if tails[tail] == 1:
                 out[p] = "/".join(tail)
                 break
         else:
