@@ -171,10 +171,14 @@ def missing_selection(root: Path, job: Job) -> str | None:
 def pytest_missing(python: str) -> str | None:
     """Why `python` cannot run pytest (the last line of its error), or None when it can: one
     up-front check instead of every file failing on its own."""
+    # Found, not imported: importing pytest would cost the first test a second interpreter's
+    # worth of start-up. The message is the one a failed import prints.
+    probe = (
+        "import importlib.util as u, sys\n"
+        "u.find_spec('pytest') or sys.exit(\"ModuleNotFoundError: No module named 'pytest'\")"
+    )
     try:
-        done = subprocess.run(
-            [python, "-c", "import pytest"], capture_output=True, text=True, timeout=120
-        )
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode == 0:
