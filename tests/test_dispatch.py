@@ -118,7 +118,7 @@ def test_run_ci_on_an_sglang_tree_dispatches_its_per_commit_suites(tmp_path):
 
 
 def test_static_report_shards_a_suite_as_the_label_dispatches_it():
-    from ci_budget.budget.diff import suite_impacts
+    from ci_budget.budget.impact import suite_impacts
 
     config = parse_config(SGLANG_LIKE, "t")
     head = [reg(f"c{i}.py", 450, "base-a-test-cpu", backend="cpu") for i in range(3)]

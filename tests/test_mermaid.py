@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.budget.diff import StaticReport, SuiteImpact
+from ci_budget.budget.diff import StaticReport
+from ci_budget.budget.impact import SuiteImpact
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults

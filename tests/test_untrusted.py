@@ -10,7 +10,8 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from ci_budget.budget.diff import Change, HistoryNote, StaticReport, SuiteImpact
+from ci_budget.budget.diff import Change, HistoryNote, StaticReport
+from ci_budget.budget.impact import SuiteImpact
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
 from ci_budget.history.model import Stats

@@ -6,7 +6,8 @@ Text from the PR's files is made single-line by the table formatter (`escape.pla
 
 from __future__ import annotations
 
-from ci_budget.budget.diff import Change, StaticReport, SuiteImpact
+from ci_budget.budget.diff import Change, StaticReport
+from ci_budget.budget.impact import SuiteImpact
 from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
