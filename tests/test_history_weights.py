@@ -11,7 +11,7 @@ from pathlib import Path
 from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.trigger.decide import shard_count
+from ci_budget.trigger.rows import shard_count
 from ci_budget.workspace.history_store import save_history
 
 SUITE = "base-b-test-1-gpu-large"

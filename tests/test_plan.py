@@ -12,7 +12,8 @@ import pytest
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan, Registration
-from ci_budget.trigger.decide import Facts, Need, decide, shard_count, split_list
+from ci_budget.trigger.decide import Facts, Need, decide, split_list
+from ci_budget.trigger.rows import shard_count
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"

@@ -20,9 +20,8 @@ from ci_budget.trigger.decide import (
     authorise,
     decide,
     is_bot,
-    shard_count,
-    suite_rows,
 )
+from ci_budget.trigger.rows import shard_count, suite_rows
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"

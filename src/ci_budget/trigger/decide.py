@@ -19,7 +19,6 @@ from typing import Any, Literal
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
-from ci_budget.sharding.dispatch import dispatch, suite_shards
 from ci_budget.trigger.approval import gate
 from ci_budget.trigger.guard_command import COMMAND as GUARD_COMMAND
 from ci_budget.trigger.guard_command import guard_hint, guard_plan, parse_guard_command
@@ -32,6 +31,7 @@ from ci_budget.trigger.rerun import (  # noqa: F401 - authorise, spec_rows: this
     registrations_for,
     spec_rows,
 )
+from ci_budget.trigger.rows import suite_rows, summary
 
 PULL_ACTIONS = ("opened", "synchronize", "reopened")
 
@@ -253,59 +253,12 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
         )
     return Plan(
         should_run=True,
-        reason=f"pull_request {action}: label {what}: {_summary(rows)}"
+        reason=f"pull_request {action}: label {what}: {summary(rows)}"
         + (f" ({'; '.join(notes)})" if notes else ""),
         trigger=trigger,
         matrix=rows,
         **base,
     )
-
-
-def shard_count(
-    regs: Sequence[Registration],
-    config: Config,
-    weights: dict[tuple[str, str], float] | None = None,
-) -> int:
-    """Shards for one suite's registrations (see sharding.dispatch)."""
-    return suite_shards(regs[0].suite, regs, config, weights).size
-
-
-def suite_rows(
-    registrations: Sequence[Registration],
-    config: Config,
-    weights: dict[tuple[str, str], float] | None = None,
-    patterns: Sequence[str] | None = None,
-    model: Any = None,
-) -> tuple[list[MatrixRow], list[str]]:
-    """Matrix rows for the per-commit suites `patterns` select (None: all), sharded as
-    sglang's compute_partitions.py does; and notes on suites that cannot run."""
-    plans, notes = dispatch(registrations, config, patterns, weights, model)
-    rows: list[MatrixRow] = []
-    for p in plans:
-        for i in range(p.size):
-            rows.append(
-                MatrixRow(
-                    name=p.suite if p.size == 1 else f"{p.suite} {i + 1}/{p.size}",
-                    runner_config=p.runner_config,
-                    runs_on=p.runs_on,
-                    suite=p.suite,
-                    backend=p.backend,
-                    partition=f"{i}/{p.size}",
-                    max_parallel=p.max_parallel,
-                )
-            )
-    return rows, notes
-
-
-def _count(items: Sequence[Any], word: str) -> str:
-    return f"{len(items)} {word}{'' if len(items) == 1 else 's'}"
-
-
-def _summary(rows: Sequence[MatrixRow]) -> str:
-    suites = list(dict.fromkeys(r.suite for r in rows if r.suite))
-    parts = [f"{_count(suites, 'suite')} ({', '.join(suites)})"] if suites else []
-    parts += [f"{_count(r.specs, 'spec')} on {r.runner_config}" for r in rows if not r.suite]
-    return f"{_count(rows, 'job')}: " + "; ".join(parts)
 
 
 # --- workflow_dispatch and the command line ---------------------------------------------------
@@ -349,4 +302,4 @@ def _run_inputs(
         return Plan(reason="workflow_dispatch refused: " + "; ".join(problems), **base)
     if not rows:
         return Plan(reason="workflow_dispatch: nothing runnable in the given suites", **base)
-    return Plan(should_run=True, reason=f"workflow_dispatch: {_summary(rows)}", matrix=rows, **base)
+    return Plan(should_run=True, reason=f"workflow_dispatch: {summary(rows)}", matrix=rows, **base)
