@@ -116,3 +116,23 @@ def _table(stats) -> str:
         for s in stats
     ]
     return aligned_text([header, *rows])
+
+
+def partition_model(path: Path | None, sink: Sink):
+    """The sglang-ci-stats model at `path`, or None (with a warning when a named file cannot be
+    used): shards are then planned on est_time, as sglang's scripts fall back."""
+    import json
+
+    from ci_budget.sharding.model import model_from_json
+
+    if path is None:
+        return None
+    try:
+        model = model_from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else f"invalid JSON: {exc}"
+        sink.warn(f"--partition-model {path}: {reason}; using est_time")
+        return None
+    if model is None:
+        sink.warn(f"--partition-model {path}: not a JSON object; using est_time")
+    return model

@@ -68,175 +68,30 @@ def add_parser(sub):
     return p
 
 
-def _commit(root: Path) -> str | None:
-    import os
-    import subprocess
-
-    # The checked-out commit first: for /rerun-test it is the authorised PR head, while
-    # GITHUB_SHA is the default branch's tip.
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            return done.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    return os.environ.get("GITHUB_SHA") or None
-
-
-def _select(args, root, config, scan, partition):
-    from ci_budget.cli.common import (
-        CliError,
-        history_weights,
-        load_partition_model,
-        merged_weights,
-    )
-    from ci_budget.runner.run import resolve_path
-    from ci_budget.sharding.select import SelectionError, select_jobs
-
-    model = load_partition_model(args.partition_model)
-    weights = merged_weights(history_weights(args.history, scan.registrations), model)
-    try:
-        return select_jobs(
-            scan.registrations,
-            args.suite,
-            args.specs,
-            partition,
-            algorithm=config.planner.algorithm,
-            weights=weights,
-            backend=args.backend,
-            nightly=args.nightly,
-            resolve=lambda path: resolve_path(path, root),
-        )
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
-
-
-def _print_dry_run(selection, fmt: str) -> None:
-    import json
-
-    if fmt == "json":
-        files = [
-            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
-            | ({"selection": j.selection} if j.selection else {})
-            for j in selection.jobs
-        ]
-        skipped = [
-            {
-                "path": s.path,
-                "est_time": s.est_time,
-                "suite": s.suite,
-                "backend": s.backend,
-                "reason": s.reason,
-            }  # fmt: skip
-            for s in selection.skipped
-        ]
-        print(json.dumps({"files": files, "skipped": skipped}, indent=2))
-        return
-    total = sum(j.est_time for j in selection.jobs)
-    print(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
-    for j in selection.jobs:
-        print(f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})")
-    for s in selection.skipped:
-        print(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
-
-
 def run(args) -> int:
-    import os
-    import socket
-    import sys
+    from ci_budget.app.run import RunOptions
+    from ci_budget.app.run import run as run_files
+    from ci_budget.cli.common import settings
 
-    from ci_budget import __version__
-    from ci_budget.cli.common import CliError, load
-    from ci_budget.models import RunMeta
-    from ci_budget.runner.gpu import detect_gpu
-    from ci_budget.runner.run import RunOptions, exit_status, run_jobs, skipped_result
-    from ci_budget.sharding.planners import parse_partition
-    from ci_budget.workspace.scan import scan_tree
-
-    root, config = load(args)
-    partition = None
-    if args.partition:
-        try:
-            partition = parse_partition(args.partition)
-        except ValueError as exc:
-            raise CliError(f"--partition: {exc}") from None
-    if args.timeout_per_file is not None and not args.timeout_per_file > 0:
-        raise CliError("--timeout-per-file must be positive")
-    scan = scan_tree(root, config)
-    for problem in scan.errors:
-        print(f"warning: registry error, file skipped: {problem}", file=sys.stderr)
-    selection = _select(args, root, config, scan, partition)
-    if args.dry_run:
-        _print_dry_run(selection, args.format)
-        return 0
-    jobs, skipped = selection.jobs, [skipped_result(s) for s in selection.skipped]
-    from ci_budget.runner.run import missing_selection
-
-    for job in jobs:
-        if (why := missing_selection(root, job)) is not None:
-            raise CliError(why)
-    python = _interpreter(args.python) if args.python else sys.executable
-    if (args.mode or config.mode) == "pytest" and jobs:
-        from ci_budget.runner.run import pytest_missing
-
-        why = pytest_missing(python)
-        if why is not None:
-            raise CliError(f"--python {python}: cannot import pytest ({why}); install it there")
-    out = args.out if args.out.is_absolute() else Path.cwd() / args.out
-    artifacts = args.artifacts_dir or out.with_name(out.stem + "-artifacts")
-    runner_config = args.runner_config
-    if runner_config is None:
-        names = {r.runner_config for r in scan.registrations if r.suite in set(args.suite)}
-        names |= {config.suite_runner(s) for s in args.suite} - {None}
-        runner_config = names.pop() if len(names) == 1 else None
-    rc_conf = config.runner(runner_config)
-    labels = args.runner_labels or os.environ.get("RUNNER_LABELS", "")
-    meta = RunMeta(
-        suites=list(args.suite),
-        specs=list(args.specs),
+    options = RunOptions(
+        specs=args.specs,
+        suites=args.suite,
         partition=args.partition,
-        runner_config=runner_config,
-        configured_arch=rc_conf.arch if rc_conf else None,
-        commit=_commit(root),
-        runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
-        host=socket.gethostname(),
-        gpu=detect_gpu(config.gpu_arch_map(), python=python),
-        mode=args.mode or config.mode,
-        python=python,
-        tool_version=__version__,
-    )
-    opts = RunOptions(
-        root=root,
-        config=config,
-        out=out,
-        artifacts_dir=artifacts,
-        python=python,
-        mode=meta.mode,
+        backend=args.backend,
+        nightly=args.nightly,
+        dry_run=args.dry_run,
+        format=args.format,
+        history=args.history,
+        partition_model=args.partition_model,
         timeout_per_file=args.timeout_per_file,
         grace=args.grace,
         heartbeat=args.heartbeat,
+        out=args.out,
+        artifacts_dir=args.artifacts_dir,
+        python=args.python,
+        mode=args.mode,
         fail_fast=args.fail_fast,
+        runner_config=args.runner_config,
+        runner_labels=args.runner_labels,
     )
-    if not jobs:
-        print(f"nothing to run in partition {args.partition}; writing {out}")
-    results = run_jobs(jobs, skipped, meta, opts)
-    print(f"results: {out}")
-    return exit_status(results)
-
-
-def _interpreter(name: str) -> str:
-    """--python as an absolute path: tests run from the repository root, not from here."""
-    import shutil
-
-    from ci_budget.cli.common import CliError
-
-    if "/" in name:
-        path = Path(name).expanduser().absolute()
-        found = str(path) if path.is_file() else None
-    else:
-        found = shutil.which(name)
-    if found is None:
-        raise CliError(f"--python {name}: no such interpreter")
-    return found
+    return run_files(settings(args).check(), options)

@@ -125,3 +125,22 @@ def changed_files(root: Path, commit: str) -> list[str]:
     """Paths that differ between `commit` and the working tree (tracked files)."""
     out = _git(root, "diff", "--name-only", "--relative", "-z", "--no-renames", commit, "--")
     return sorted(n for n in out.decode("utf-8", "surrogateescape").split("\0") if n)
+
+
+def head_commit(root: Path) -> str | None:
+    """The checked-out commit, or None outside a git checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def in_work_tree(root: Path) -> bool:
+    """Whether `root` is inside a git work tree."""
+    try:
+        return _git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
+    except GitError:
+        return False

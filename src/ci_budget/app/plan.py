@@ -1,0 +1,146 @@
+"""Use case `plan`: what a GitHub event runs, where and at which commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+
+@dataclass
+class PlanOptions:
+    format: str = "text"
+    suites: list[str] | None = None  # instead of what the event asks (space/comma separated)
+    specs: list[str] | None = None
+    history: Path | None = None
+    partition_model: Path | None = None
+
+
+def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
+    """Decide, answer on the PR, write the outputs; always exit 0 (someone else's bad input
+    never fails the step)."""
+    from ci_budget.app.plan_github import Feedback, answer
+
+    sink = sink or Sink(settings)
+    feedback = Feedback(settings)
+    decided = _decide(settings, options, feedback, sink)
+    answer(decided, feedback, settings.env.run_url, sink)
+    calls = feedback.calls
+    per_suite, total = max_parallel(decided)
+    sink.outputs(
+        {
+            "should-run": decided.should_run,
+            "reason": decided.reason,
+            "matrix": matrix_json(decided),
+            "max-parallel": per_suite,
+            "max-parallel-total": total,
+            "head-sha": decided.head_sha or "",
+            "pr-number": "" if decided.pr_number is None else decided.pr_number,
+            "trigger": decided.trigger,
+            "calls": 0 if calls is None else calls,
+        }
+    )
+    verdict = "runs" if decided.should_run else "no run"
+    sink.summary(f"**ci-budget plan** ({decided.trigger}): {verdict}: {decided.reason}\n\n")
+    if options.format == "json":
+        sink.echo(decided.model_dump_json(indent=2))
+    else:
+        sink.echo(describe(decided, calls))
+    return 0
+
+
+def _decide(settings, options: PlanOptions, feedback, sink: Sink):
+    """Ask the trigger core, fetching each fact it asks for, until it gives a Plan."""
+    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.app.plan_github import gather
+    from ci_budget.github.events import EventError
+    from ci_budget.models import Plan
+    from ci_budget.trigger.decide import Facts, decide, split_list
+    from ci_budget.workspace.git import in_work_tree
+    from ci_budget.workspace.scan import scan_tree
+
+    root, config = settings.root, settings.config
+    facts = Facts(sha=settings.env.sha, root=str(root))
+    if options.suites is not None:
+        facts.suites = split_list(" ".join(options.suites))
+    if options.specs is not None:
+        facts.specs = split_list(" ".join(options.specs))
+    name = settings.event_name
+    # Comment and pull_request_target runs use the base branch's code: the registry that plans
+    # the run is read from the approved commit, as data.
+    facts.read_commits = name in ("issue_comment", "pull_request_target") and in_work_tree(root)
+    payload = None
+    if facts.suites is None and facts.specs is None and name:
+        try:
+            payload = settings.event()
+        except EventError as exc:
+            return Plan(reason=str(exc))
+    registrations = scan_tree(root, config).registrations
+    try:
+        facts.weights = measured_weights(options.history, registrations)
+    except AppError as exc:  # shard counts fall back to est_time; the plan still stands
+        sink.warn(f"{exc}; shard counts use est_time")
+    facts.model = partition_model(options.partition_model, sink)
+    if facts.model is not None:
+        facts.weights = {**facts.model.weights(), **(facts.weights or {})}
+    for _ in range(6):  # permission, pull, commits, registry: at most four facts
+        out = decide(name, payload, facts, registrations, config)
+        if isinstance(out, Plan):
+            return out
+        gather(out, facts, feedback, config)
+    # pragma: no cover - the core never asks more than four times
+    return Plan(reason="plan: authorisation did not settle; not running")
+
+
+def _safe(text: str) -> str:
+    """Lines the Actions runner will not read as workflow commands."""
+    return "\n".join(
+        " " + line if line.lstrip().startswith("::") else line for line in text.splitlines()
+    )
+
+
+def matrix_json(plan) -> str:
+    import json
+
+    rows = []
+    for row in plan.matrix:
+        data = row.model_dump(mode="json")
+        data["spec_args"] = " ".join(row.specs)  # validated specs: safe to split on spaces
+        rows.append(data)
+    return json.dumps({"include": rows}, separators=(",", ":"))
+
+
+def max_parallel(plan) -> tuple[str, int]:
+    """(suite -> shards that may run at once, as JSON; their sum over the matrix, with one per
+    spec row): what a workflow puts in `strategy.max-parallel`."""
+    import json
+
+    per_suite: dict[str, int] = {}
+    specs = 0
+    for row in plan.matrix:
+        if row.suite is None:
+            specs += 1
+        else:
+            per_suite[row.suite] = row.max_parallel or 1
+    total = sum(per_suite.values()) + specs
+    return json.dumps(per_suite, separators=(",", ":"), sort_keys=True), max(total, 1)
+
+
+def describe(plan, calls: int | None) -> str:
+    lines = [
+        f"should-run: {'true' if plan.should_run else 'false'}",
+        f"trigger: {plan.trigger}",
+        f"reason: {plan.reason}",
+    ]
+    if plan.pr_number is not None:
+        lines.append(f"pr-number: {plan.pr_number}")
+    if plan.head_sha:
+        lines.append(f"head-sha: {plan.head_sha}")
+    for row in plan.matrix:
+        what = " ".join(row.specs) if row.specs else f"suite {row.suite} partition {row.partition}"
+        lines.append(f"job: {row.name} [runs-on: {', '.join(row.runs_on)}] {what}")
+    if calls is not None:
+        lines.append(f"github-api-calls: {calls}")
+    return _safe("\n".join(lines))

@@ -1,0 +1,194 @@
+"""Use case `run`: the selected test files, each in its own process with a timeout, timings
+recorded to the results file after every file (or, with `dry_run`, only what would run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
+
+
+@dataclass
+class RunOptions:
+    specs: list[str] = field(default_factory=list)
+    suites: list[str] = field(default_factory=list)
+    partition: str | None = None  # "i/n"
+    backend: str | None = None
+    nightly: bool = False
+    dry_run: bool = False
+    format: str = "text"  # of the dry run
+    history: Path | None = None
+    partition_model: Path | None = None
+    timeout_per_file: float | None = None
+    grace: float = 5.0
+    heartbeat: float = 60.0
+    out: Path = Path("ci-budget-results.json")
+    artifacts_dir: Path | None = None
+    python: str | None = None
+    mode: str | None = None
+    fail_fast: bool = False
+    runner_config: str | None = None
+    runner_labels: str | None = None
+
+
+def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
+    """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
+    import sys
+
+    from ci_budget.runner import run as runner
+
+    sink = sink or Sink(settings)
+    registrations, selection = _select(settings, options, sink)
+    if options.dry_run:
+        _print_dry_run(selection, options.format, sink)
+        return 0
+    jobs = selection.jobs
+    skipped = [runner.skipped_result(s) for s in selection.skipped]
+    for job in jobs:
+        if (why := runner.missing_selection(settings.root, job)) is not None:
+            raise AppError(why)
+    python = _interpreter(options.python) if options.python else sys.executable
+    mode = options.mode or settings.config.mode
+    if mode == "pytest" and jobs:
+        why = runner.pytest_missing(python)
+        if why is not None:
+            raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
+    out = options.out if options.out.is_absolute() else Path.cwd() / options.out
+    meta = _meta(settings, options, registrations, python, mode)
+    opts = runner.RunOptions(
+        root=settings.root,
+        config=settings.config,
+        out=out,
+        artifacts_dir=options.artifacts_dir or out.with_name(out.stem + "-artifacts"),
+        python=python,
+        mode=mode,
+        timeout_per_file=options.timeout_per_file,
+        grace=options.grace,
+        heartbeat=options.heartbeat,
+        fail_fast=options.fail_fast,
+    )
+    if not jobs:
+        sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
+    results = runner.run_jobs(jobs, skipped, meta, opts)
+    sink.echo(f"results: {out}")
+    return runner.exit_status(results)
+
+
+def _select(settings, options: RunOptions, sink: Sink):
+    """(registrations, the shard's selection)."""
+    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.runner.run import resolve_path
+    from ci_budget.sharding.planners import parse_partition
+    from ci_budget.sharding.select import SelectionError, select_jobs
+    from ci_budget.workspace.scan import scan_tree
+
+    root, config = settings.root, settings.config
+    partition = None
+    if options.partition:
+        try:
+            partition = parse_partition(options.partition)
+        except ValueError as exc:
+            raise AppError(f"--partition: {exc}") from None
+    if options.timeout_per_file is not None and not options.timeout_per_file > 0:
+        raise AppError("--timeout-per-file must be positive")
+    scan = scan_tree(root, config)
+    for problem in scan.errors:
+        sink.warn(f"registry error, file skipped: {problem}")
+    model = partition_model(options.partition_model, sink)
+    weights = measured_weights(options.history, scan.registrations)
+    weights = {**(model.weights() if model is not None else {}), **weights}
+    try:
+        selection = select_jobs(
+            scan.registrations,
+            options.suites,
+            options.specs,
+            partition,
+            algorithm=config.planner.algorithm,
+            weights=weights,
+            backend=options.backend,
+            nightly=options.nightly,
+            resolve=lambda path: resolve_path(path, root),
+        )
+    except SelectionError as exc:
+        raise AppError(str(exc)) from None
+    return scan.registrations, selection
+
+
+def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
+    if fmt == "json":
+        files = [
+            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
+            | ({"selection": j.selection} if j.selection else {})
+            for j in selection.jobs
+        ]
+        skipped = [
+            {
+                "path": s.path,
+                "est_time": s.est_time,
+                "suite": s.suite,
+                "backend": s.backend,
+                "reason": s.reason,
+            }  # fmt: skip
+            for s in selection.skipped
+        ]
+        sink.json({"files": files, "skipped": skipped})
+        return
+    total = sum(j.est_time for j in selection.jobs)
+    sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
+    for j in selection.jobs:
+        sink.echo(
+            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})"
+        )
+    for s in selection.skipped:
+        sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
+
+
+def _meta(settings, options: RunOptions, registrations, python: str, mode: str):
+    """What the results file records about this run."""
+    import socket
+
+    from ci_budget import __version__
+    from ci_budget.models import RunMeta
+    from ci_budget.runner.gpu import detect_gpu
+    from ci_budget.workspace.git import head_commit
+
+    config = settings.config
+    runner_config = options.runner_config
+    if runner_config is None:
+        names = {r.runner_config for r in registrations if r.suite in set(options.suites)}
+        names |= {config.suite_runner(s) for s in options.suites} - {None}
+        runner_config = names.pop() if len(names) == 1 else None
+    rc_conf = config.runner(runner_config)
+    labels = options.runner_labels or settings.env.runner_labels or ""
+    return RunMeta(
+        suites=list(options.suites),
+        specs=list(options.specs),
+        partition=options.partition,
+        runner_config=runner_config,
+        configured_arch=rc_conf.arch if rc_conf else None,
+        # The checked-out commit first: for /rerun-test it is the authorised PR head, while
+        # GITHUB_SHA is the default branch's tip.
+        commit=head_commit(settings.root) or settings.env.sha,
+        runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
+        host=socket.gethostname(),
+        gpu=detect_gpu(config.gpu_arch_map(), python=python),
+        mode=mode,
+        python=python,
+        tool_version=__version__,
+    )
+
+
+def _interpreter(name: str) -> str:
+    """--python as an absolute path: tests run from the repository root, not from here."""
+    import shutil
+
+    if "/" in name:
+        path = Path(name).expanduser().absolute()
+        found = str(path) if path.is_file() else None
+    else:
+        found = shutil.which(name)
+    if found is None:
+        raise AppError(f"--python {name}: no such interpreter")
+    return found
