@@ -37,6 +37,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
 
+    from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
 
     sink = sink or Sink(settings)
@@ -47,12 +48,12 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     jobs = selection.jobs
     skipped = [runner.skipped_result(s) for s in selection.skipped]
     for job in jobs:
-        if (why := runner.missing_selection(settings.root, job)) is not None:
+        if (why := preflight.missing_selection(settings.root, job)) is not None:
             raise AppError(why)
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
     if mode == "pytest" and jobs:
-        why = runner.pytest_missing(python)
+        why = preflight.pytest_missing(python)
         if why is not None:
             raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out

@@ -131,7 +131,7 @@ def _save(where: Path, result, root: Path) -> None:
 
     from ci_budget.app.guard_verify import record
     from ci_budget.cli.run import _commit
-    from ci_budget.runner.run import write_results
+    from ci_budget.runner.outcome import write_results
 
     for name, run in result.runs.items():
         write_results(run, where / f"{name}.json")

@@ -7,9 +7,7 @@ killed later keeps every number measured so far.
 
 from __future__ import annotations
 
-import ast
 import importlib.metadata
-import json
 import os
 import shutil
 import signal
@@ -26,9 +24,9 @@ from typing import TextIO
 
 from ci_budget.config import Config
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.results import printed, timings
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
+from ci_budget.runner.outcome import file_result, timings_block, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 
@@ -38,7 +36,6 @@ from ci_budget.sharding.select import Job, SelectionError, Skipped
 # Only these: ci-budget's whole site-packages would shadow the project's own pins.
 PLUGIN_DISTS = ("pytest-json-report", "pytest-metadata", "pytest-reportlog")
 PROGRESS_MODULE = "ci_budget_progress"
-PYTEST_EXIT_NO_TESTS = 5
 
 
 class Terminated(KeyboardInterrupt):
@@ -110,83 +107,6 @@ def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
     return dest
 
 
-_PLAIN_BASES = {"TestCase", "unittest.TestCase", "object"}
-
-
-def _methods(tree: ast.Module) -> dict[str, set[str]]:
-    """Class -> its test methods, for classes that inherit none (no mixins, no test bases)."""
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and all(
-            ast.unparse(b) in _PLAIN_BASES for b in node.bases
-        ):
-            out[node.name] = {
-                n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-    return out
-
-
-def _top_level_names(tree: ast.Module) -> set[str] | None:
-    """Names a module binds at top level, or None when that cannot be known statically (a
-    star import)."""
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    return None
-                names.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names
-
-
-def missing_selection(root: Path, job: Job) -> str | None:
-    """`no class TestX in FILE` when a spec names a class (or test function) the file does not
-    define: said before running, instead of pytest's exit 4 after it."""
-    try:
-        source = (root / job.path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    names, methods = _top_level_names(tree), _methods(tree)
-    if names is None:
-        return None
-    for selector in job.selection:
-        parts = [p.split("[")[0] for p in selector.removeprefix("::").split("::")]
-        if parts[0] not in names:
-            what = "test function" if parts[0].startswith("test") else "class"
-            return f"no {what} {parts[0]} in {job.path}"
-        if len(parts) > 1 and parts[0] in methods and parts[1] not in methods[parts[0]]:
-            return f"no test {parts[1]} in class {parts[0]} of {job.path}"
-    return None
-
-
-def pytest_missing(python: str) -> str | None:
-    """Why `python` cannot run pytest (the last line of its error), or None when it can: one
-    up-front check instead of every file failing on its own."""
-    # Found, not imported: importing pytest would cost the first test a second interpreter's
-    # worth of start-up. The message is the one a failed import prints.
-    probe = (
-        "import importlib.util as u, sys\n"
-        "u.find_spec('pytest') or sys.exit(\"ModuleNotFoundError: No module named 'pytest'\")"
-    )
-    try:
-        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if done.returncode == 0:
-        return None
-    lines = (done.stderr or done.stdout).strip().splitlines()
-    return lines[-1] if lines else f"exit {done.returncode}"
-
-
 def _artifact_stem(path: str) -> str:
     return path.replace("/", "__").removesuffix(".py")
 
@@ -222,13 +142,6 @@ def _pump(src, sinks: list[TextIO], last: list[str]) -> None:
                 sink.flush()
             except (OSError, ValueError):
                 pass
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
 
 
 def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],
@@ -288,7 +201,7 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
         live.clear()
     elif last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
-    result = _result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
+    result = file_result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
     if interrupted is not None:
         result.status = "cancelled"
@@ -299,117 +212,6 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
         note = f"killed {len(stragglers)} leftover process(es) after the file ended"
         result.message = f"{result.message}; {note}" if result.message else note
     return result
-
-
-def _printed(job, opts, art, stem, report) -> dict[str, list[str]]:
-    """Values the tests printed: captured stdout from the reports, else the file's output."""
-    rx = printed.value_regex(opts.config.arch.value_pattern)
-    found: dict[str, list[str]] = {}
-    if report is not None:
-        found = printed.from_json_report(report, rx)
-    if not found and opts.mode == "pytest":
-        entries = []
-        for line in _read_lines(art / (stem + ".jsonl")):
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                continue
-        found = printed.from_reportlog((e for e in entries if isinstance(e, dict)), rx)
-    if not found:  # script mode, or pytest with capture off (`-s`)
-        found = printed.from_log(_read_lines(art / (stem + ".log")), job.path, rx)
-    return found
-
-
-def _result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
-    res = _timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch)
-    report = None
-    if opts.mode == "pytest":
-        try:
-            report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            report = None
-    res.printed = _printed(job, opts, art, stem, report)
-    return res
-
-
-def _timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
-    res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
-                     exit_code=rc, selection=list(job.selection))  # fmt: skip
-    if opts.mode == "script":  # per-file time only: no classes, nothing to leave unattributed
-        res.status = "timeout" if timed_out else "passed" if rc == 0 else "failed"
-        if rc is not None and rc < 0 and not timed_out:
-            res.status, res.message = "crashed", f"killed by {_signame(-rc)}"
-        return res
-    lines = _read_lines(art / (stem + ".progress.jsonl")) + _read_lines(art / (stem + ".jsonl"))
-    rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
-    report = None
-    try:
-        report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
-        res.classes = timings.classes_from_json_report(report)
-    except (OSError, ValueError):
-        report = None
-    finished = rlog.finished or report is not None
-    if timed_out or not finished:
-        res.in_flight = rlog.in_flight
-        timings.charge_in_flight(rlog, kill_epoch)
-        res.classes = rlog.classes()
-    res.unattributed = timings.unattributed(elapsed, res.classes)
-    if timed_out:
-        res.status = "timeout"
-        res.message = f"timed out after {elapsed:.0f}s" + (
-            f" in {res.in_flight}" if res.in_flight else ""
-        )
-    elif not finished:
-        res.status = "crashed"
-        how = f"killed by {_signame(-rc)}" if rc is not None and rc < 0 else f"exited with {rc}"
-        res.message = f"{how} before the test session finished" + (
-            f" (in {res.in_flight})" if res.in_flight else ""
-        )
-    elif rc == 0:
-        res.status = "passed"
-    else:
-        res.status = "failed"
-        if rc == PYTEST_EXIT_NO_TESTS:
-            res.message = "no tests collected (pytest exit 5)"
-        elif rlog.collect_errors:
-            res.message = "; ".join(rlog.collect_errors)[: timings.MESSAGE_LIMIT]
-        else:
-            res.message = f"pytest exit {rc}"
-    if rlog.problems:  # damaged report-log lines were skipped, the rest kept
-        note = "skipped damaged report-log lines: " + "; ".join(rlog.problems)
-        res.message = f"{res.message}; {note}" if res.message else note
-    return res
-
-
-def _signame(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def write_results(results: RunResults, out: Path) -> None:
-    """Atomic: a reader (or a later kill) sees the old file or the new one, never half."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(results.model_dump_json(indent=2))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def timings_block(files: Iterable[FileResult]) -> str:
-    """sglang's block, byte-compatible for existing scrapers."""
-    rows = ["========== TIMINGS BEGIN =========="]
-    for f in files:
-        if f.status != "not-run":
-            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
-                                    "elapsed": round(f.elapsed, 1)}))  # fmt: skip
-    rows.append("========== TIMINGS END ==========")
-    return "\n".join(rows) + "\n"
 
 
 def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> None:

@@ -1,0 +1,86 @@
+"""Checks before any file runs: every named class and test exists, and the tests' interpreter
+has pytest. One clear error up front instead of every file failing on its own."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+from ci_budget.sharding.select import Job
+
+_PLAIN_BASES = {"TestCase", "unittest.TestCase", "object"}
+
+
+def _methods(tree: ast.Module) -> dict[str, set[str]]:
+    """Class -> its test methods, for classes that inherit none (no mixins, no test bases)."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and all(
+            ast.unparse(b) in _PLAIN_BASES for b in node.bases
+        ):
+            out[node.name] = {
+                n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+    return out
+
+
+def _top_level_names(tree: ast.Module) -> set[str] | None:
+    """Names a module binds at top level, or None when that cannot be known statically (a
+    star import)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def missing_selection(root: Path, job: Job) -> str | None:
+    """`no class TestX in FILE` when a spec names a class (or test function) the file does not
+    define: said before running, instead of pytest's exit 4 after it."""
+    try:
+        source = (root / job.path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names, methods = _top_level_names(tree), _methods(tree)
+    if names is None:
+        return None
+    for selector in job.selection:
+        parts = [p.split("[")[0] for p in selector.removeprefix("::").split("::")]
+        if parts[0] not in names:
+            what = "test function" if parts[0].startswith("test") else "class"
+            return f"no {what} {parts[0]} in {job.path}"
+        if len(parts) > 1 and parts[0] in methods and parts[1] not in methods[parts[0]]:
+            return f"no test {parts[1]} in class {parts[0]} of {job.path}"
+    return None
+
+
+def pytest_missing(python: str) -> str | None:
+    """Why `python` cannot run pytest (the last line of its error), or None when it can: one
+    up-front check instead of every file failing on its own."""
+    # Found, not imported: importing pytest would cost the first test a second interpreter's
+    # worth of start-up. The message is the one a failed import prints.
+    probe = (
+        "import importlib.util as u, sys\n"
+        "u.find_spec('pytest') or sys.exit(\"ModuleNotFoundError: No module named 'pytest'\")"
+    )
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit {done.returncode}"
