@@ -49,6 +49,7 @@ def _run(tmp_path, monkeypatch, stream) -> str:
 
     monkeypatch.setattr(run, "RunOptions", with_stream)
     monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("COLUMNS", "200")  # a wide screen: the line is never cut, however slow
     root = _repo(tmp_path)
     main(["run", "--root", str(root), "--suite", "base-b-test-1-gpu-large",
           "--out", str(tmp_path / "r.json")])  # fmt: skip
