@@ -130,11 +130,11 @@ def _save(where: Path, result, root: Path) -> None:
     import sys
 
     from ci_budget.app.guard_verify import record
-    from ci_budget.cli.run import _commit
     from ci_budget.runner.outcome import write_results
+    from ci_budget.workspace.git import head_commit
 
     for name, run in result.runs.items():
         write_results(run, where / f"{name}.json")
-    data = record(result, _commit(root)).model_dump_json(indent=2)
+    data = record(result, head_commit(root)).model_dump_json(indent=2)
     (where / "verification.json").write_text(data + "\n", encoding="utf-8")
     print(f"wrote {where}/reverted.json, fixed.json, verification.json", file=sys.stderr)
