@@ -8,14 +8,16 @@ import os
 import re
 import shutil
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from ci_budget.budget.diff import StaticReport
+from ci_budget.budget.diff import HistoryNote, StaticReport
 from ci_budget.budget.impact import SuiteImpact
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
+from ci_budget.history.model import History, Sample
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 from ci_budget.render import diff_md, mermaid, run_md
 
@@ -63,12 +65,28 @@ def _run_report(name: str = "test_a.py"):
     return build_report(regs, [RunResults(meta=RunMeta(suites=[SUITE]), files=results)], Config())
 
 
-def _static_report(suite: str = SUITE) -> StaticReport:
+def _history(file: str, runs: int = 12) -> History:
+    history = History()
+    for i in range(runs):
+        day = datetime(2026, 11, 1 + i // 2, tzinfo=timezone.utc)  # two runs a day
+        sample = Sample(run=f"r{i}", elapsed=600 + 7 * i, status="passed", est_time=600, date=day)
+        history.add_sample(file, SUITE, sample)
+    return history
+
+
+def _static_report(suite: str = SUITE, file: str = "test/registered/test_a.py") -> StaticReport:
     impact = SuiteImpact(suite=suite, backend="cuda", files_before=2, files_after=2,
                          est_before=900, est_after=1090, shards_before=1, shards_after=2,
-                         makespan_before=900, makespan_after=790, timeout_s=1200)  # fmt: skip
-    over = impact.model_copy(update={"suite": "base-a-test-8-gpu-h200", "makespan_after": 1300})
-    return StaticReport(base_ref="main", suites=[impact, over])
+                         makespan_before=900, makespan_after=790, timeout_s=1200,
+                         loads_before=[900], loads_after=[790, 300])  # fmt: skip
+    over = impact.model_copy(
+        update={"suite": "base-a-test-8-gpu-h200", "makespan_after": 1300,
+                "loads_after": [1300, 1250, 40]}
+    )  # fmt: skip
+    history = _history(file)
+    note = HistoryNote(file=file, suite=SUITE, est_time=790, stats=history.stats(file, SUITE),
+                       trend=history.trend(file, SUITE))  # fmt: skip
+    return StaticReport(base_ref="main", suites=[impact, over], history=[note])
 
 
 def test_every_emitted_block_parses():
@@ -76,10 +94,10 @@ def test_every_emitted_block_parses():
         diff_md.markdown(_static_report())
     )
     kinds = [b.split("\n", 1)[0] for b in emitted]
-    assert kinds == ["xychart-beta", "gantt"]
+    assert kinds == ["xychart-beta", "gantt", "gantt", "xychart-beta"]
     results = parse(emitted)
-    assert [r["ok"] for r in results] == [True, True], results
-    assert [r["type"] for r in results] == ["xychart", "gantt"]
+    assert [r["ok"] for r in results] == [True] * 4, results
+    assert [r["type"] for r in results] == ["xychart", "gantt", "gantt", "xychart"]
 
 
 def test_hostile_names_stay_labels():
@@ -109,3 +127,32 @@ def test_pictures_are_dropped_first_with_a_note():
 def test_labels_keep_only_safe_characters():
     text = mermaid.label(HOSTILE)
     assert len(text) <= 40 and re.fullmatch(r"[A-Za-z0-9_./+ -]+", text)
+
+
+def test_the_gantt_shows_every_shard_before_and_after_against_the_timeout():
+    report = _static_report()
+    first, second = mermaid.suite_gantts(report)
+    assert "base-a-test-8-gpu-h200" in first  # the suite over its timeout comes first
+    assert "section before: 1 shard(s)" in first and "section after: 3 shard(s)" in first
+    assert first.count(":crit, ") == 2  # the two shards past 1,200 s
+    assert "shard 3 40s :a3, 0, 40" in first and ":milestone, t, 1200, 0" in first
+    assert "shard 2 300s :a2, 0, 300" in second and "20 min" in second
+
+
+def test_the_history_chart_is_the_rolling_p50_p90_and_the_budget_over_time():
+    (chart,) = mermaid.history_charts(_static_report())
+    lines = chart.splitlines()
+    assert '"11-01", "11-01.2", "11-02"' in lines[3]  # a day's second run keeps its own slot
+    bars, p50, p90, est = (json.loads(line.split(" ", 5)[-1]) for line in lines[5:9])
+    assert bars == [600 + 7 * i for i in range(12)]
+    assert p90[-1] == 670 and p50[-1] == 642  # 9th and 5th of the last 10: 614 .. 677
+    assert est == [600] * 11 + [790]  # the PR's new budget is the last point
+
+
+def test_history_pictures_fit_the_comment_or_are_dropped_with_a_note():
+    report = _static_report()
+    full = diff_md.markdown(report)
+    tight = diff_md.markdown(report, limit=len(full) - 200)
+    assert len(tight) <= len(full) - 200
+    assert len(blocks_of(tight)) == len(blocks_of(full)) - 1  # the last picture went first
+    assert "picture(s) not shown (too long for one comment)" in tight

@@ -163,6 +163,8 @@ def test_every_change_kind_and_introduced_errors(tmp_path: Path):
     suites = {s.suite: s for s in report.suites}
     big = suites["base-b-test-1-gpu-large"]
     assert big.risk == "over" and big.makespan_after == 1500 and big.timeout_s == 1200
+    assert len(big.loads_after) == big.shards_after and max(big.loads_after) == 1500
+    assert sum(big.loads_after) == big.est_after and sum(big.loads_before) == big.est_before
     assert report.risk == "over"
     assert suites["per-commit-2-gpu-large"].est_after == 0
     failing = _cli(repo, "--base", "HEAD~1", "--fail-on", "over", "--out", str(tmp_path / "x.md"))

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ci_budget.budget.impact import SuiteImpact, runner_gpus, suite_impacts
 from ci_budget.config import Config
-from ci_budget.history.model import History, Stats
+from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
 
 RISK_ORDER = ("ok", "near", "over")
@@ -51,6 +51,7 @@ class HistoryNote(BaseModel):
     suite: str
     est_time: float | None = None
     stats: Stats
+    trend: list[TrendPoint] = Field(default_factory=list)  # passing runs, oldest first
 
 
 class StaticReport(BaseModel):
@@ -189,8 +190,11 @@ def build_static(
             suite = c.suite_after or c.suite_before
             stats = history.stats(c.file, suite)
             if stats.runs:
+                trend = history.trend(c.file, suite)
                 notes.append(
-                    HistoryNote(file=c.file, suite=suite, est_time=c.est_after, stats=stats)
+                    HistoryNote(
+                        file=c.file, suite=suite, est_time=c.est_after, stats=stats, trend=trend
+                    )
                 )
     risk = max((s.risk for s in suites), key=RISK_ORDER.index, default="ok")
     unknown = sorted({s.suite for s in suites if s.gpus is None})

@@ -7,15 +7,16 @@ Shards are counted as the gating label would dispatch them and planned as the ru
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import suite_shards
-from ci_budget.sharding.planners import makespan, plan
+from ci_budget.sharding.planners import plan
 
 
 class SuiteImpact(BaseModel):
@@ -32,6 +33,8 @@ class SuiteImpact(BaseModel):
     shards_after: int = 0
     makespan_before: float = 0.0
     makespan_after: float = 0.0
+    loads_before: list[float] = Field(default_factory=list)  # est_time per planned shard
+    loads_after: list[float] = Field(default_factory=list)
     timeout_s: float = 0.0
     risk: str = "ok"
 
@@ -57,19 +60,22 @@ def runner_gpus(
     return name, (runner.gpus if runner is not None else None)
 
 
-def _plan_suite(regs: list[Registration], suite: str, config: Config) -> tuple[int, float]:
-    """Shards as the gating label would dispatch them (the suite's own timeout, pinned counts,
-    the configured shard rule), and the planned makespan. A per-commit run leaves out the
+def _plan_suite(regs: list[Registration], suite: str, config: Config) -> list[float]:
+    """The planned est_time of each shard; as many shards as the gating label would dispatch
+    (the suite's own timeout, pinned counts, the configured shard rule). A per-commit run leaves out the
     suite's nightly=True registrations; a suite of only those runs them (`run --nightly`)."""
     regs = [r for r in regs if not r.nightly] or regs
     items = sorted((r.file, r.est_time) for r in regs)
     if not items:
-        return 0, 0.0
+        return []
     shards = suite_shards(suite, regs, config).size
     weights: dict[str, float] = defaultdict(float)
     for key, seconds in items:
         weights[key] += seconds
-    return shards, makespan(plan(items, shards, config.planner.algorithm), weights)
+    shards_plan = plan(items, shards, config.planner.algorithm)
+    # one per shard, even an empty one: the gating label dispatches it all the same
+    loads = [math.fsum(weights[key] for key in shard) for shard in shards_plan]
+    return loads + [0.0] * (shards - len(loads))
 
 
 def _risk(span: float, timeout: float, config: Config) -> str:
@@ -93,8 +99,9 @@ def suite_impacts(
         stage = ref.stage if ref else None
         runner_config, gpus = runner_gpus(ref, suite, config)
         timeout = config.suite_timeout_s(suite, stage)
-        shards_b, span_b = _plan_suite(before, suite, config)
-        shards_a, span_a = _plan_suite(after, suite, config)
+        loads_b = _plan_suite(before, suite, config)
+        loads_a = _plan_suite(after, suite, config)
+        span_a = max(loads_a, default=0.0)
         out.append(
             SuiteImpact(
                 suite=suite,
@@ -106,10 +113,12 @@ def suite_impacts(
                 files_after=len(after),
                 est_before=sum(r.est_time for r in before),
                 est_after=sum(r.est_time for r in after),
-                shards_before=shards_b,
-                shards_after=shards_a,
-                makespan_before=span_b,
+                shards_before=len(loads_b),
+                shards_after=len(loads_a),
+                makespan_before=max(loads_b, default=0.0),
                 makespan_after=span_a,
+                loads_before=loads_b,
+                loads_after=loads_a,
                 timeout_s=timeout,
                 risk=_risk(span_a, timeout, config),
             )

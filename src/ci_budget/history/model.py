@@ -23,6 +23,7 @@ from ci_budget.models import RunResults
 
 STORE_VERSION = 1
 DEFAULT_MAX_SAMPLES = 50
+TREND_WINDOW = 10  # passing runs a trend point's p50/p90 are taken over
 NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
 
 
@@ -62,6 +63,17 @@ class Stats(BaseModel):
     failed: int = 0  # failed or crashed
     last_date: datetime | None = None
     last_commit: str | None = None
+
+
+class TrendPoint(BaseModel):
+    """One passing run of a (file, suite), with p50/p90 over the passing runs up to it (the
+    last `TREND_WINDOW`) and the est_time that run was budgeted at."""
+
+    date: datetime | None = None
+    elapsed: float
+    p50: float
+    p90: float
+    est_time: float | None = None
 
 
 class Estimate(BaseModel):
@@ -218,6 +230,23 @@ class History:
             last_date=last.date if last else None,
             last_commit=last.commit if last else None,
         )
+
+    def trend(self, file: str, suite: str, window: int = TREND_WINDOW) -> list[TrendPoint]:
+        """The passing runs, oldest first, each with the rolling p50/p90 up to it."""
+        passed = [s for s in self._series.get((file, suite), []) if s.status == "passed"]
+        points = []
+        for i, sample in enumerate(passed):
+            recent = [s.elapsed for s in passed[max(0, i + 1 - window) : i + 1]]
+            points.append(
+                TrendPoint(
+                    date=sample.date,
+                    elapsed=sample.elapsed,
+                    p50=percentile(recent, 50),
+                    p90=percentile(recent, 90),
+                    est_time=sample.est_time,
+                )
+            )
+        return points
 
     def all_stats(self) -> list[Stats]:
         return [self.stats(file, suite) for file, suite in self.keys()]

@@ -175,7 +175,10 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
             "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    picture = mermaid.part("Predicted makespan per suite", mermaid.suite_gantt(report))
-    parts = [*_parts(report, blob), picture, foot]
+    pictures = [
+        mermaid.part("Predicted shards per suite vs timeout", mermaid.suite_gantts(report)),
+        mermaid.part("Measured history vs est_time", mermaid.history_charts(report)),
+    ]
+    parts = [*_parts(report, blob), *pictures, foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)

@@ -2,7 +2,7 @@
 
 Names in a picture come from a PR (file and suite names): Mermaid has no escaping for them, so
 labels keep only characters that cannot end a label or start a directive, and are cut short.
-Each picture is one `fit.Part` of the lowest priority: the first thing dropped when a comment
+Pictures are items of `fit.Part`s of the lowest priority: the first things dropped when a comment
 runs out of room, with a note saying so.
 """
 
@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 
 from ci_budget.budget.diff import StaticReport
+from ci_budget.budget.impact import SuiteImpact
+from ci_budget.history.model import TrendPoint
 from ci_budget.models import Report
 from ci_budget.render.fit import Part
 
 PRIORITY = 0  # dropped before anything else
 MAX_SUITES = 6
 MAX_FILES = 12
+MAX_POINTS = 30  # runs in a history chart
 _UNSAFE = re.compile(r"[^A-Za-z0-9_./+ -]")
 CHART_STATUSES = ("timeout", "over", "failed", "near")
 
@@ -30,32 +33,80 @@ def block(lines: list[str]) -> str:
     return "```mermaid\n" + "\n".join(lines) + "\n```\n"
 
 
-def part(title: str, text: str | None) -> Part:
-    items = [text] if text else []
+def part(title: str, texts: str | list[str] | None) -> Part:
+    items = [texts] if isinstance(texts, str) else list(texts or [])
     return Part(f"\n### {title}\n\n", "", items, priority=PRIORITY, noun="picture(s)")
 
 
-def suite_gantt(report: StaticReport) -> str | None:
-    """Each affected suite's predicted makespan (its longest shard) before and after the PR,
-    against the stage timeout, on one time axis."""
-    suites = [s for s in report.suites if s.timeout_s > 0][:MAX_SUITES]
-    if not suites:
+def _axis(longest: float) -> str:
+    return "%M:%S" if longest < 3600 else "%H:%M"
+
+
+def shard_gantt(s: SuiteImpact) -> str | None:
+    """One suite's planned shards (est_time each) before and after, against its timeout."""
+    if s.timeout_s <= 0 or not (s.loads_before or s.loads_after):
         return None
-    longest = max(max(s.timeout_s, s.makespan_before, s.makespan_after) for s in suites)
-    axis = "%M:%S" if longest < 3600 else "%H:%M"
-    lines = ["gantt", "    title Predicted makespan vs stage timeout", "    dateFormat X"]
-    lines.append(f"    axisFormat {axis}")
-    for i, s in enumerate(suites):
-        lines.append(f"    section {label(s.suite)}")
-        for when, shards, seconds in (
-            ("before", s.shards_before, s.makespan_before),
-            ("after", s.shards_after, s.makespan_after),
-        ):
+    longest = max([s.timeout_s, *s.loads_before, *s.loads_after])
+    lines = ["gantt", f"    title {label(s.suite, 60)} vs its {s.timeout_s / 60:g} min timeout"]
+    lines += ["    dateFormat X", f"    axisFormat {_axis(longest)}"]
+    for when, loads in (("before", s.loads_before), ("after", s.loads_after)):
+        lines.append(f"    section {when}: {len(loads)} shard(s)")
+        for i, seconds in enumerate(loads, 1):
             tag = "crit, " if seconds > s.timeout_s else ""
-            name = f"{when} {shards} shard(s) {seconds:.0f}s"
-            lines.append(f"    {name} :{tag}s{i}{when[0]}, 0, {max(1, round(seconds))}")
-        lines.append(f"    timeout {s.timeout_s / 60:g} min :milestone, {round(s.timeout_s)}, 0")
+            end = max(1, round(seconds))
+            lines.append(f"    shard {i} {seconds:.0f}s :{tag}{when[0]}{i}, 0, {end}")
+    lines.append("    section timeout")
+    lines.append(f"    {s.timeout_s / 60:g} min :milestone, t, {round(s.timeout_s)}, 0")
     return block(lines)
+
+
+def suite_gantts(report: StaticReport) -> list[str]:
+    """A Gantt per affected suite (at most `MAX_SUITES`), riskiest first."""
+    timed = [s for s in report.suites if s.timeout_s > 0]
+    charts = (shard_gantt(s) for s in sorted(timed, key=lambda s: -s.makespan_after / s.timeout_s))
+    return [c for c in charts if c][:MAX_SUITES]
+
+
+def _dates(points: list[TrendPoint]) -> list[str]:
+    """x-axis labels, unique (a categorical axis merges equal ones): month-day, else the run."""
+    names = [f"{p.date:%m-%d}" if p.date else f"run {i}" for i, p in enumerate(points, 1)]
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}.{seen[name]}")
+    return out
+
+
+def trend_chart(file: str, points: list[TrendPoint], est_now: float | None = None) -> str | None:
+    """A file's measured runs (bars), rolling p50 and p90 (lines) and est_time (line) over
+    time, the last `MAX_POINTS` passing runs; `est_now`: the budget the PR proposes."""
+    points = points[-MAX_POINTS:]
+    if not points:
+        return None
+    est = [p.est_time if p.est_time is not None else est_now for p in points]
+    if est_now is not None:
+        est[-1] = est_now
+    top = max([p.elapsed for p in points] + [e for e in est if e is not None])
+    name = label(file.rsplit("/", 1)[-1].removesuffix(".py"), 40)
+    lines = [
+        "xychart-beta",
+        f'    title "{name}: runs (bars), p50 and p90 (lines) vs est_time, s"',
+        "    x-axis [" + ", ".join(f'"{d}"' for d in _dates(points)) + "]",
+        f'    y-axis "seconds" 0 --> {max(1, round(top * 1.1))}',
+        "    bar [" + ", ".join(f"{p.elapsed:.1f}" for p in points) + "]",
+        "    line [" + ", ".join(f"{p.p50:.1f}" for p in points) + "]",
+        "    line [" + ", ".join(f"{p.p90:.1f}" for p in points) + "]",
+    ]
+    if all(e is not None for e in est):
+        lines.append("    line [" + ", ".join(f"{e:g}" for e in est) + "]")
+    return block(lines)
+
+
+def history_charts(report: StaticReport) -> list[str]:
+    notes = [n for n in report.history if n.trend][:MAX_FILES]
+    charts = (trend_chart(n.file, n.trend, n.est_time) for n in notes)
+    return [c for c in charts if c]
 
 
 def run_chart(report: Report) -> str | None:
