@@ -19,7 +19,7 @@ from ci_budget.budget.status import build_report
 from ci_budget.config import Config
 from ci_budget.history.model import History, Sample
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.render import diff_md, mermaid, run_md
+from ci_budget.render import diff_md, history_md, mermaid, run_md
 
 HERE = Path(__file__).resolve().parent / "mermaid"
 SUITE = "base-b-test-1-gpu-large"
@@ -90,14 +90,18 @@ def _static_report(suite: str = SUITE, file: str = "test/registered/test_a.py") 
 
 
 def test_every_emitted_block_parses():
+    history = _history("test/registered/test_a.py")
+    stats = history.all_stats()
+    trends = {(s.file, s.suite): history.trend(s.file, s.suite) for s in stats}
     emitted = blocks_of(run_md.markdown(_run_report())) + blocks_of(
         diff_md.markdown(_static_report())
     )
+    emitted += blocks_of(history_md.markdown(stats, trends))
     kinds = [b.split("\n", 1)[0] for b in emitted]
-    assert kinds == ["xychart-beta", "gantt", "gantt", "xychart-beta"]
+    assert kinds == ["xychart-beta", "gantt", "gantt", "xychart-beta", "xychart-beta"]
     results = parse(emitted)
-    assert [r["ok"] for r in results] == [True] * 4, results
-    assert [r["type"] for r in results] == ["xychart", "gantt", "gantt", "xychart"]
+    assert [r["ok"] for r in results] == [True] * 5, results
+    assert [r["type"] for r in results] == ["xychart", "gantt", "gantt", "xychart", "xychart"]
 
 
 def test_hostile_names_stay_labels():

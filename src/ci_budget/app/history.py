@@ -78,14 +78,29 @@ class ShowOptions:
     store: Path = Path(HISTORY_STORE)
     format: str = "table"
     suites: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # test files, as the store names them
 
 
 def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
     sink = sink or Sink(settings)
     history = open_store(options.store)
-    stats = [s for s in history.all_stats() if not options.suites or s.suite in options.suites]
+    stats = [
+        s
+        for s in history.all_stats()
+        if (not options.suites or s.suite in options.suites)
+        and (not options.files or s.file in options.files)
+    ]
+    if options.files and not stats:
+        known = ", ".join(sorted({f for f, _ in history.keys()})[:5]) or "none"
+        raise AppError(f"{options.store}: no samples of {', '.join(options.files)} (has: {known})")
     if options.format == "json":
         sink.json([s.model_dump(mode="json") for s in stats])
+        return 0
+    if options.format == "markdown":
+        from ci_budget.render.history_md import markdown
+
+        trends = {(s.file, s.suite): history.trend(s.file, s.suite) for s in stats}
+        sink.write(markdown(stats, trends))
         return 0
     sink.write(_table(stats))
     if not stats:

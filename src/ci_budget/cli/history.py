@@ -42,13 +42,23 @@ def add_parser(sub):
         actions,
         "show",
         help="per (file, suite) statistics",
-        description="n, p50, p90 and max of passing runs per (file, suite); timeouts counted.",
-        example="ci-budget history show test/registered/x/test_a.py --store history.json",
+        description="n, p50, p90 and max of passing runs per (file, suite); timeouts counted. "
+        "--format markdown adds a picture per series (Mermaid, as GitHub draws it): measured "
+        "runs, rolling p50/p90 and est_time over time.",
+        example="ci-budget history show --store history.json --format markdown "
+        "--file test/registered/x/test_a.py",
     )
     add_common(show)
-    show.add_argument("file", nargs="?", type=Path, default=None, metavar="FILE")
+    show.add_argument(
+        "store_file", nargs="?", type=Path, default=None, metavar="STORE",
+        help="the store (same as --store)",
+    )  # fmt: skip
     show.add_argument("--store", type=Path, default=None, help=STORE_HELP)
-    show.add_argument("--format", choices=["table", "json"], default="table")
+    show.add_argument("--format", choices=["table", "json", "markdown"], default="table")
+    show.add_argument(
+        "--file", dest="files", action="append", default=[], metavar="PATH",
+        help="only this test file, as the store names it (repeatable)",
+    )  # fmt: skip
     show.add_argument("--suite", action="append", default=[], help="only this suite")
     _add_import(actions)
     return p
@@ -100,7 +110,7 @@ def run(args) -> int:
     from ci_budget.cli.common import settings
 
     made = settings(args).check()  # a bad config is an error here as in every command
-    if getattr(args, "store", None) is None and not getattr(args, "file", None):
+    if getattr(args, "store", None) is None and not getattr(args, "store_file", None):
         # the default store: at --root when one is given, else in the current directory
         args.store = (made.root if args.root is not None else Path()) / HISTORY_STORE
     if args.history_action == "import-logs":
@@ -108,12 +118,13 @@ def run(args) -> int:
     if args.history_action == "add":
         options = history.AddOptions(args.results, args.store, args.max_samples)
         return history.add(made, options)
-    if args.file is not None and args.store is not None and args.file != args.store:
+    if args.store_file is not None and args.store is not None and args.store_file != args.store:
         from ci_budget.app.errors import AppError
 
-        raise AppError("give the store either as FILE or as --store, not both")
-    store = args.file or args.store
-    return history.show(made, history.ShowOptions(store, args.format, args.suite))
+        raise AppError("give the store either as STORE or as --store, not both")
+    store = args.store_file or args.store
+    options = history.ShowOptions(store, args.format, args.suite, list(args.files))
+    return history.show(made, options)
 
 
 def _import(args, made) -> int:
