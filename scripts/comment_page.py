@@ -44,6 +44,11 @@ body { margin: 0; background: #fff; }
 .markdown-body pre { background: #f6f8fa; padding: 16px; overflow: auto; }
 .markdown-body pre code { background: none; padding: 0; }
 """.replace("WIDTH", str(WIDTH))
+# Mermaid draws, then the page's height is written where `height()` finds it: the screenshot
+# is as tall as the comment.
+DRAWN = """mermaid.run().finally(() => { const h = document.createElement("pre");
+  h.id = "height"; h.hidden = true; h.textContent = document.querySelector(".markdown-body").scrollHeight;
+  document.body.appendChild(h); });</script>"""
 MEASURE = """
 <script>
 window.addEventListener("load", () => {
@@ -73,7 +78,8 @@ def to_html(markdown: str, measure: bool = False, mermaid: bool = False) -> str:
             lambda m: f'<pre class="mermaid">{m.group(1)}</pre>', body, flags=re.S,
         )  # fmt: skip
         body += f'<script src="{MERMAID_JS.as_uri()}"></script>'
-        body += "<script>mermaid.initialize({startOnLoad: true, theme: 'default'});</script>"
+        body += "<script>mermaid.initialize({startOnLoad: false, theme: 'default'});" + DRAWN
+
     script = MEASURE if measure else ""
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{CSS}</style></head>"
@@ -109,9 +115,24 @@ def layout(markdown: str) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-def screenshot(markdown: str, out: Path, height: int = 1800) -> None:
-    done = _run([f"--window-size={WIDTH},{height}", "--virtual-time-budget=15000",
-                 f"--screenshot={out.resolve()}"], to_html(markdown, mermaid=True))  # fmt: skip
+def height(markdown: str) -> int:
+    """The comment's height in pixels with its pictures drawn."""
+    done = _run([f"--window-size={WIDTH},2000", "--virtual-time-budget=15000", "--dump-dom"],
+                to_html(markdown, mermaid=True))  # fmt: skip
+    found = re.search(r'<pre id="height"[^>]*>(\d+)</pre>', done.stdout)
+    if not found:
+        raise RuntimeError(f"chromium drew no pictures: {done.stderr[-500:]}")
+    return int(found.group(1))
+
+
+def screenshot(markdown: str, out: Path) -> None:
+    """`out`: a PNG of the comment, Mermaid drawn by the local mermaid package, full height."""
+    if not MERMAID_JS.is_file():
+        raise RuntimeError(f"no {MERMAID_JS}: run `npm ci` in tests/mermaid")
+    size = f"--window-size={WIDTH},{height(markdown)}"
+    out.unlink(missing_ok=True)
+    done = _run([size, "--virtual-time-budget=15000", f"--screenshot={out.resolve()}"],
+                to_html(markdown, mermaid=True))  # fmt: skip
     if not out.is_file():
         raise RuntimeError(f"no screenshot: {done.stderr[-500:]}")
 

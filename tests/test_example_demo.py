@@ -18,24 +18,14 @@ import pytest
 
 pytest.importorskip("numpy", reason="the example model needs numpy")
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "bitexact"
+from test_example_recorded import EXAMPLE, EXPECTED  # noqa: E402
+
 SUITES = [
     "base-a-test-1-gpu-large",
     "base-b-test-1-gpu-large",
     "base-b-test-2-gpu-large",
     "base-c-test-1-gpu-large",
 ]
-
-# What the README and the example's README promise the demo prints.
-EXPECTED = {
-    "test/registered/radix_cache/test_long_prefix_sweep.py": "over",
-    "test/registered/radix_cache/test_cache_soak.py": "near",
-    "test/registered/models/test_model_determinism.py": "ok",
-    "test/registered/radix_cache/test_hybrid_cache_kl_bitexact.py": "stale",
-    "test/registered/serving/test_server_launch.py": "timeout",
-    "test/registered/models/test_vocab_parallel_logprobs.py": "not-run",
-}
 
 
 def _spin(stop) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def test_the_gantt_shows_every_shard_before_and_after_against_the_timeout():
     report = _static_report()
     first, second = mermaid.suite_gantts(report)
     assert "base-a-test-8-gpu-h200" in first  # the suite over its timeout comes first
-    assert "section before: 1 shard(s)" in first and "section after: 3 shard(s)" in first
+    assert "1 → 3 shard(s) vs its 20 min timeout" in first
     assert first.count(":crit, ") == 2  # the two shards past 1,200 s
     assert "shard 3 40s :a3, 0, 40" in first and ":milestone, t, 1200, 0" in first
     assert "shard 2 300s :a2, 0, 300" in second and "20 min" in second
@@ -160,3 +161,18 @@ def test_history_pictures_fit_the_comment_or_are_dropped_with_a_note():
     assert len(tight) <= len(full) - 200
     assert len(blocks_of(tight)) == len(blocks_of(full)) - 1  # the last picture went first
     assert "picture(s) not shown (too long for one comment)" in tight
+
+
+def test_the_example_comments_pictures_parse(tmp_path):
+    """The README's pictures come from `scripts/example_comments.py`, from results kept in the
+    repository: both comments' blocks parse, and the PR's shards and history are drawn."""
+    sys.path.insert(0, str(HERE.parents[1] / "scripts"))
+    import example_comments
+
+    run = blocks_of(example_comments.run_comment(tmp_path))
+    budget = blocks_of(example_comments.budget_comment(tmp_path))
+    assert [b.split("\n", 1)[0] for b in run + budget] == ["xychart-beta", "gantt", "xychart-beta"]
+    gantt, trend = budget
+    assert "1 → 2 shard(s)" in gantt and "shard 1 700s :crit, a1, 0, 700" in gantt
+    assert "test_long_prefix_sweep" in trend and trend.count("bar [") == 1
+    assert all(r["ok"] for r in parse(run + budget))

@@ -47,10 +47,11 @@ def shard_gantt(s: SuiteImpact) -> str | None:
     if s.timeout_s <= 0 or not (s.loads_before or s.loads_after):
         return None
     longest = max([s.timeout_s, *s.loads_before, *s.loads_after])
-    lines = ["gantt", f"    title {label(s.suite, 60)} vs its {s.timeout_s / 60:g} min timeout"]
-    lines += ["    dateFormat X", f"    axisFormat {_axis(longest)}"]
+    shards = f"{len(s.loads_before)} → {len(s.loads_after)} shard(s)"
+    title = f"{label(s.suite, 60)}: {shards} vs its {s.timeout_s / 60:g} min timeout"
+    lines = ["gantt", f"    title {title}", "    dateFormat X", f"    axisFormat {_axis(longest)}"]
     for when, loads in (("before", s.loads_before), ("after", s.loads_after)):
-        lines.append(f"    section {when}: {len(loads)} shard(s)")
+        lines.append(f"    section {when}")
         for i, seconds in enumerate(loads, 1):
             tag = "crit, " if seconds > s.timeout_s else ""
             end = max(1, round(seconds))
@@ -68,8 +69,11 @@ def suite_gantts(report: StaticReport) -> list[str]:
 
 
 def _dates(points: list[TrendPoint]) -> list[str]:
-    """x-axis labels, unique (a categorical axis merges equal ones): month-day, else the run."""
-    names = [f"{p.date:%m-%d}" if p.date else f"run {i}" for i, p in enumerate(points, 1)]
+    """x-axis labels, unique (a categorical axis merges equal ones): month-day (hour:minute
+    when every run is of one day; UTC), else the run's number."""
+    days = {p.date.date() for p in points if p.date}
+    when = "%H:%M" if len(days) == 1 else "%m-%d"  # one day's runs by their time
+    names = [f"{p.date:{when}}" if p.date else f"run {i}" for i, p in enumerate(points, 1)]
     seen: dict[str, int] = {}
     out = []
     for name in names:
