@@ -67,6 +67,10 @@ def test_ci_budget_toml_wins_over_pyproject(tmp_path):
         ),
         ("not_a_key = 1\n", "ci-budget.toml: not_a_key: unknown key"),
         (
+            "[planner]\nalgoritm = 'best'\n",
+            "ci-budget.toml: planner.algoritm: unknown key; did you mean `algorithm`?",
+        ),
+        (
             "[stage-timeouts]\nbase-b = -5\n",
             "ci-budget.toml: stage-timeouts.base-b: Input should be greater than 0",
         ),

@@ -7,6 +7,7 @@ names the kebab-case spelling. Python code may build sections by field name.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
 from typing import Annotated, Literal
@@ -265,7 +266,8 @@ def _message(err) -> str:
     if err["type"] == "extra_forbidden" and _kebab(last) in known:
         return f"unknown key; did you mean `{_kebab(last)}`? (keys are kebab-case)"
     if err["type"] == "extra_forbidden":
-        return "unknown key"
+        close = difflib.get_close_matches(_kebab(last), sorted(known), n=1, cutoff=0.8)
+        return f"unknown key; did you mean `{close[0]}`?" if close else "unknown key"
     return err["msg"].removeprefix("Value error, ")
 
 

@@ -49,6 +49,12 @@ def add_parser(sub):
         help="terminal: per-class breakdown for every file, only files not ok, or none "
         "(default: %(default)s)",
     )
+    _add_outputs(p)
+    return p
+
+
+def _add_outputs(p) -> None:
+    """Where the report goes: the file, the sticky comment, the exit status; --base's inputs."""
     p.add_argument(
         "--out",
         type=Path,
@@ -71,7 +77,6 @@ def add_parser(sub):
     p.add_argument(
         "--history", type=Path, default=None, metavar="FILE", help="timing history for --base"
     )
-    return p
 
 
 def run(args) -> int:

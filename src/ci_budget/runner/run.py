@@ -144,6 +144,41 @@ def _pump(src, sinks: list[TextIO], last: list[str]) -> None:
                 pass
 
 
+def _file_env(opts: RunOptions, plugin_dir: Path | None, progress_file: Path) -> dict:
+    env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
+    if plugin_dir is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(plugin_dir), env.get("PYTHONPATH")) if p
+        )
+        env["CI_BUDGET_PROGRESS_FILE"] = str(progress_file)
+    return env
+
+
+def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: float,
+           live, progress_file: Path, say: Callable[[str], None], tag: str) -> bool:  # fmt: skip
+    """Wait for the file's process: live progress or heartbeat lines meanwhile; True when it
+    ran past `limit`."""
+    next_beat = start + opts.heartbeat
+    while True:
+        now = time.monotonic()
+        wait = min(opts.poll, max(0.0, start + limit - now))
+        try:
+            tree.proc.wait(timeout=wait)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+        tree.record_descendants()
+        now = time.monotonic()
+        if now - start >= limit:
+            return True
+        if live is not None:
+            test = progress.current_test(progress_file)
+            live.show(progress.line(tag, job.path, now - start, job.est_time, test))
+        elif now >= next_beat:
+            say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
+            next_beat += opts.heartbeat
+
+
 def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],
              tag: str) -> FileResult:  # fmt: skip
     art = opts.artifacts_dir
@@ -152,12 +187,8 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
         (art / (stem + suffix)).unlink(missing_ok=True)
     limit = opts.timeout_per_file or opts.config.timeout_for(job.est_time)
     cmd, cwd = _command(job, opts, art)
-    env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
-    if plugin_dir is not None:
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(plugin_dir), env.get("PYTHONPATH")) if p
-        )
-        env["CI_BUDGET_PROGRESS_FILE"] = str(art / (stem + ".progress.jsonl"))
+    progress_file = art / (stem + ".progress.jsonl")
+    env = _file_env(opts, plugin_dir, progress_file)
     say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
     log = open(art / (stem + ".log"), "w", encoding="utf-8")  # noqa: SIM115
     start = time.monotonic()
@@ -168,27 +199,9 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     sinks = [log] if live else [stream, log]  # a terminal gets the live line instead
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
     pump.start()
-    timed_out, next_beat, interrupted = False, start + opts.heartbeat, None
+    timed_out, interrupted = False, None
     try:
-        while True:
-            now = time.monotonic()
-            wait = min(opts.poll, max(0.0, start + limit - now))
-            try:
-                tree.proc.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            tree.record_descendants()
-            now = time.monotonic()
-            if now - start >= limit:
-                timed_out = True
-                break
-            if live is not None:
-                test = progress.current_test(art / (stem + ".progress.jsonl"))
-                live.show(progress.line(tag, job.path, now - start, job.est_time, test))
-            elif now >= next_beat:
-                say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
-                next_beat += opts.heartbeat
+        timed_out = _watch(tree, job, opts, limit, start, live, progress_file, say, tag)
     except BaseException as exc:  # Ctrl-C, job cancelled: the file's processes must go too
         interrupted = exc
     elapsed = time.monotonic() - start
