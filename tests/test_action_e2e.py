@@ -394,6 +394,44 @@ def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_
     assert github_standin.invalid == []
 
 
+GUARD_FIX = "examples/bitexact/fixes/34184.patch"
+
+
+@pytest.mark.slow
+def test_verify_guard_runs_the_file_with_its_fix_reverted_and_suggests_the_filled_table(
+    tmp_path, origin, github_standin, runner_temp
+):
+    head = git(origin, "rev-parse", "feature")
+    path = f"examples/bitexact/{SPEC}"
+    github_standin.add_pull(
+        PR, head_sha=head, head_ref="feature", files=[path], hunks={path: [(1, 400)]}
+    )
+    github_standin.state.contents[(head, path)] = git(origin, "show", f"{head}:{path}") + "\n"
+    github_standin.state.roles["alice"] = "write"
+    name = SPEC.rsplit("/", 1)[-1]
+    payload, cid = comment_event(github_standin, "alice", f"/verify-guard {name} {GUARD_FIX}")
+    # The hosted runner of the example has no GPU: the repository variable names the column.
+    jobs = run_workflow(
+        tmp_path, origin, github_standin, runner_temp, "issue_comment", payload,
+        vars={"BITEXACT_GUARD_ARCH": "sm90"},
+    )  # fmt: skip
+    plan, [run], report = jobs["plan"][0], jobs["run"], jobs["report"][0]
+    assert plan.outputs["trigger"] == "verify-guard" and plan.outputs["head-sha"] == head
+    assert run.result == "success" and run.head == head, explain(jobs)
+    assert f"reverted patch {GUARD_FIX}" in run.log(), explain(jobs)
+    store = tmp_path / "run-0/artifacts/ci-budget-results-0"
+    assert store.is_dir(), explain(jobs)
+    stored = sorted(p.name for p in store.iterdir())
+    assert stored == ["fixed.json", "reverted.json", "verification.json"]
+    assert report.result == "success", explain(jobs)
+    [review] = github_standin.state.review_comments  # one suggestion on the table's lines
+    assert review["path"] == path and review["commit_id"] == head
+    assert "```suggestion" in review["body"] and "fix reverted" in review["body"]
+    assert sticky(github_standin, "run") == []  # the answer is the suggestion, not a report
+    assert [BOT_LOGIN, "eyes"] in reactions(github_standin, cid)
+    assert github_standin.invalid == []
+
+
 HOSTILE = """\
 import unittest
 

@@ -257,7 +257,7 @@ def test_the_gpu_path_never_starts_from_pull_request():
     for name in ("plan", "report"):  # the write-token jobs check out the default ref only
         for step in jobs[name]["steps"]:
             assert "ref" not in step.get("with", {}), name
-    assert jobs["report"]["steps"][-2]["with"]["post"] == "true"
+    assert jobs["report"]["steps"][-3]["with"]["post"] == "true"
 
 
 def test_report_jobs_queue_per_pull_request():

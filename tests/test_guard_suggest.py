@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from ghstandin import INSTALLATION_TOKEN
+from gitrepo import git
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.guard_suggest import SuggestOptions, suggest
@@ -22,16 +23,25 @@ STORED = EXAMPLE / "results" / "guard-verify-34184.verification.json"
 SHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 
 
+# The project is a folder of its repository, as the example is: GitHub names files from the top.
+PROJECT = "examples/bitexact"
+PATH = f"{PROJECT}/{GUARD}"
+
+
 def setup(standin, tmp_path, hunks, **changes):
     text = (EXAMPLE / GUARD).read_text()
-    standin.state.contents[(SHA, GUARD)] = text
-    standin.add_pull(7, head_sha=SHA, files=[GUARD], hunks={GUARD: hunks})
+    root = tmp_path / "repo" / PROJECT
+    (root / GUARD).parent.mkdir(parents=True)
+    (root / GUARD).write_text(text)
+    git(tmp_path / "repo", "init", "-q")
+    standin.state.contents[(SHA, PATH)] = text
+    standin.add_pull(7, head_sha=SHA, files=[PATH], hunks={PATH: hunks})
     saved = GuardVerification.model_validate_json(STORED.read_text())
     saved = saved.model_copy(update={"commit": SHA, **changes})
     path = tmp_path / "verification.json"
     path.write_text(saved.model_dump_json())
     client = GitHubClient(standin.state.repo, INSTALLATION_TOKEN, standin.url, sleep=lambda s: 0)
-    settings = Settings(EXAMPLE, config=Config(), environ={})
+    settings = Settings(root, config=Config(), environ={})
     return text, path, client, settings
 
 
@@ -39,7 +49,7 @@ def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin,
     text, path, client, settings = setup(github_standin, tmp_path, [(1, 40)])
     [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
     [posted] = github_standin.state.review_comments
-    assert posted["commit_id"] == SHA and posted["path"] == GUARD and posted["side"] == "RIGHT"
+    assert posted["commit_id"] == SHA and posted["path"] == PATH and posted["side"] == "RIGHT"
     first, last = posted["start_line"], posted["line"]
     old = text.split("\n")[first - 1 : last]
     assert "fix reverted" in old[0] and "#29792" in old[-1]  # the table, header to last row

@@ -278,8 +278,9 @@ class Runner:
                 raise RuntimeError(f"artifact {name!r}: no files")
             return f"warning: no files for artifact {name!r}"
         store.mkdir(parents=True)
-        for path in found:
-            shutil.copy2(path, store / path.name)
+        for path in found:  # a folder uploads its files (the only shape the workflows use)
+            for f in sorted(path.iterdir()) if path.is_dir() else [path]:
+                shutil.copy2(f, store / f.name)
         return f"uploaded {[p.name for p in found]} as {name!r}"
 
     def _download(self, with_: dict, job: _JobState) -> str:
@@ -448,7 +449,7 @@ def _text(value: Any) -> str:
 def _glob(path: Path) -> list[str]:
     import glob
 
-    return sorted(p for p in glob.glob(str(path)) if Path(p).is_file())
+    return sorted(p for p in glob.glob(str(path)) if Path(p).is_file() or Path(p).is_dir())
 
 
 def _order(jobs: dict[str, dict]) -> list[str]:

@@ -40,16 +40,18 @@ def suggest(settings, options: SuggestOptions, client=None) -> list[str]:
                        f"pinned {options.sha[:12]}; nothing posted")  # fmt: skip
     client = client or _client(settings)
     from ci_budget.github.review import file_text
+    from ci_budget.workspace.git import repo_path
 
-    source = file_text(client, saved.file, options.sha)
+    path = repo_path(settings.root, saved.file)
+    source = file_text(client, path, options.sha)
     amap = settings.config.gpu_arch_map()
     new, tables, problems = fill_values(source, saved.file, saved.values, saved.arch, amap)
     if problems:
         raise AppError("; ".join(str(p) for p in problems))
-    return [_post(client, options, saved, new, first, len(lines)) for first, lines in tables]
+    return [_post(client, options, saved, path, new, first, len(lines)) for first, lines in tables]
 
 
-def _post(client, options, saved, new_source: str, first: int, count: int) -> str:
+def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
     from ci_budget.github.client import GitHubError
     from ci_budget.github.review import review_comment
     from ci_budget.render.suggestion import suggestion_body, table_comment
@@ -59,7 +61,7 @@ def _post(client, options, saved, new_source: str, first: int, count: int) -> st
     if not options.post:
         return body
     try:
-        review_comment(client, options.pr, options.sha, saved.file, first, first + count - 1, body)
+        review_comment(client, options.pr, options.sha, path, first, first + count - 1, body)
     except GitHubError as exc:
         if exc.status != 422:
             raise

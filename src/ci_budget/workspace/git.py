@@ -138,6 +138,16 @@ def head_commit(root: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
+def repo_path(root: Path, rel: str) -> str:
+    """`rel` (relative to `root`) as GitHub names it: from the repository's top level, so a
+    project in a folder of a larger repository still points at its own files."""
+    try:
+        prefix = _git(root, "rev-parse", "--show-prefix").decode("utf-8").strip()
+    except GitError:
+        prefix = ""
+    return prefix + rel
+
+
 def in_work_tree(root: Path) -> bool:
     """Whether `root` is inside a git work tree."""
     try:
