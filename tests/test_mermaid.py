@@ -140,8 +140,11 @@ def test_the_gantt_shows_every_shard_before_and_after_against_the_timeout():
     assert "base-a-test-8-gpu-h200" in first  # the suite over its timeout comes first
     assert "1 → 3 shard(s) vs its 20 min timeout" in first
     assert first.count(":crit, ") == 2  # the two shards past 1,200 s
-    assert "shard 3 40s :a3, 0, 40" in first and ":milestone, t, 1200, 0" in first
-    assert "shard 2 300s :a2, 0, 300" in second and "20 min" in second
+    assert "shard 3 40s :a3, 00:00:00, 00:00:40" in first
+    assert ":milestone, t, 00:20:00, 00:20:00" in first  # the diamond sits at the timeout
+    assert "shard 2 300s :a2, 00:00:00, 00:05:00" in second and "20 min" in second
+    # times of day, not unix seconds: the axis starts at 00:00 in every viewer's time zone
+    assert "dateFormat HH:mm:ss" in first and mermaid._clock(3 * 3600 + 61.4) == "03:01:01"
 
 
 def test_the_history_chart_is_the_rolling_p50_p90_and_the_budget_over_time():
@@ -173,6 +176,6 @@ def test_the_example_comments_pictures_parse(tmp_path):
     budget = blocks_of(example_comments.budget_comment(tmp_path))
     assert [b.split("\n", 1)[0] for b in run + budget] == ["xychart-beta", "gantt", "xychart-beta"]
     gantt, trend = budget
-    assert "1 → 2 shard(s)" in gantt and "shard 1 700s :crit, a1, 0, 700" in gantt
+    assert "1 → 2 shard(s)" in gantt and "shard 1 700s :crit, a1, 00:00:00, 00:11:40" in gantt
     assert "test_long_prefix_sweep" in trend and trend.count("bar [") == 1
     assert all(r["ok"] for r in parse(run + budget))

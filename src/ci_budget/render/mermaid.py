@@ -42,6 +42,14 @@ def _axis(longest: float) -> str:
     return "%M:%S" if longest < 3600 else "%H:%M"
 
 
+def _clock(seconds: float) -> str:
+    """Seconds as a wall-clock time of day: Mermaid reads it in the viewer's time zone and
+    writes the axis in it too, so 0 s reads 00:00 everywhere (unix seconds would read 05:30
+    in India). Capped just below a day."""
+    whole = min(max(0, round(seconds)), 86_399)
+    return f"{whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 def shard_gantt(s: SuiteImpact) -> str | None:
     """One suite's planned shards (est_time each) before and after, against its timeout."""
     if s.timeout_s <= 0 or not (s.loads_before or s.loads_after):
@@ -49,15 +57,17 @@ def shard_gantt(s: SuiteImpact) -> str | None:
     longest = max([s.timeout_s, *s.loads_before, *s.loads_after])
     shards = f"{len(s.loads_before)} → {len(s.loads_after)} shard(s)"
     title = f"{label(s.suite, 60)}: {shards} vs its {s.timeout_s / 60:g} min timeout"
-    lines = ["gantt", f"    title {title}", "    dateFormat X", f"    axisFormat {_axis(longest)}"]
+    lines = ["gantt", f"    title {title}", "    dateFormat HH:mm:ss"]
+    lines.append(f"    axisFormat {_axis(longest)}")
     for when, loads in (("before", s.loads_before), ("after", s.loads_after)):
         lines.append(f"    section {when}")
         for i, seconds in enumerate(loads, 1):
             tag = "crit, " if seconds > s.timeout_s else ""
-            end = max(1, round(seconds))
-            lines.append(f"    shard {i} {seconds:.0f}s :{tag}{when[0]}{i}, 0, {end}")
+            end = _clock(max(1, seconds))
+            lines.append(f"    shard {i} {seconds:.0f}s :{tag}{when[0]}{i}, 00:00:00, {end}")
     lines.append("    section timeout")
-    lines.append(f"    {s.timeout_s / 60:g} min :milestone, t, {round(s.timeout_s)}, 0")
+    at = _clock(s.timeout_s)
+    lines.append(f"    {s.timeout_s / 60:g} min :milestone, t, {at}, {at}")
     return block(lines)
 
 
