@@ -26,7 +26,11 @@ BENCHMARKS = {
     "github": ("benchmarks.github_bench", {}, {"chatter": (0, 150)}),
     "runner": ("benchmarks.runner_bench", {}, {"files": 2}),
     "planner": ("benchmarks.planner_bench", {}, {"quick": True}),
-    "install": ("benchmarks.install_bench", {}, {"repeat": 1, "baseline": False}),
+    "install": (
+        "benchmarks.install_bench",
+        {},
+        {"repeat": 1, "baseline": False, "pip_cold": False},
+    ),
     "sglang": ("benchmarks.sglang_bench", {}, {"repeat": 1}),
 }
 

@@ -3,15 +3,17 @@
 ci-budget: `scripts/action_setup.sh` for `run` (the hash-locked run lock into a venv cached under
 RUNNER_TOOL_CACHE, no build), then `ci-budget run` of a one-file suite, until the test file's
 module starts executing in its own process. Warm: the cache holds the venv (every job on a
-self-hosted runner after the first). Cold: an empty cache, the package index reachable.
-Baseline, measured in the same run: the set-up the action had before, a fresh
-`python -m venv` + `pip install` of the action's checkout (building its wheel), then the same
-`ci-budget run`.
+self-hosted runner after the first). Cold: empty tool, uv and pip caches, the package index
+reachable; the installer the script picks (uv from PATH, else uv's PyPI wheel), and once more
+with pip forced. Baseline, measured once in the same run (it takes the longest): the set-up the
+action had before, a fresh `python -m venv` + `pip install` of the action's checkout (building
+its wheel) with an empty pip cache, then the same `ci-budget run`.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Row, best_of
+from benchmarks.common import Row, Timing, best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST = """import time
@@ -61,7 +63,7 @@ def _first_test(cli: list[str], project: Path, stamp: Path, start: float, env: d
     return float(stamp.read_text()) - start
 
 
-def _setup(cache: Path, temp: Path, env: dict) -> list[str]:
+def _setup(cache: Path, temp: Path, env: dict) -> tuple[list[str], str]:
     out = temp / "output"
     out.unlink(missing_ok=True)
     env = {**env, "ACTION_PATH": str(ROOT), "INPUT_COMMAND": "run", "GITHUB_OUTPUT": str(out)}
@@ -73,20 +75,29 @@ def _setup(cache: Path, temp: Path, env: dict) -> list[str]:
         check=True,
     )
     lines = dict(line.split("=", 1) for line in out.read_text().splitlines())
-    return [lines["cli"]]
+    return [lines["cli"]], lines["installer"].split(" ")[0]
 
 
-def _ours(tmp: Path, project: Path, stamp: Path, env: dict, cold: bool) -> float:
+def _fresh_caches(tmp: Path, env: dict) -> dict:
+    """An empty tool cache and empty uv and pip download caches: a runner's first job."""
+    for name in ("tool-cache", "uv-cache", "pip-cache"):
+        shutil.rmtree(tmp / name, ignore_errors=True)
+    return {**env, "UV_CACHE_DIR": str(tmp / "uv-cache"), "PIP_CACHE_DIR": str(tmp / "pip-cache")}
+
+
+def _ours(tmp: Path, project: Path, stamp: Path, env: dict, cold: bool, used: list) -> float:
     cache, temp = tmp / "tool-cache", tmp / "runner-temp"
     temp.mkdir(exist_ok=True)
     if cold:
-        shutil.rmtree(cache, ignore_errors=True)
+        env = _fresh_caches(tmp, env)
     start = time.time()
-    cli = _setup(cache, temp, env)
+    cli, installer = _setup(cache, temp, env)
+    used.append(installer)
     return _first_test(cli, project, stamp, start, env)
 
 
 def _baseline(tmp: Path, project: Path, stamp: Path, env: dict) -> float:
+    env = _fresh_caches(tmp, env)
     venv = tmp / "old-venv"
     shutil.rmtree(venv, ignore_errors=True)
     start = time.time()
@@ -96,20 +107,52 @@ def _baseline(tmp: Path, project: Path, stamp: Path, env: dict) -> float:
     return _first_test([str(venv / "bin" / "ci-budget")], project, stamp, start, env)
 
 
-def run(repeat: int = 3, baseline: bool = True) -> list[Row]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    installer = "uv" if shutil.which("uv", path=env.get("PATH")) else "pip"
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def _timed(repeat: int, fn) -> tuple[Timing, float]:
+    """Best of `repeat` and the CPU seconds (every process) of one run, on average."""
+    before = _cpu()
+    timing = best_of(repeat, fn)
+    return timing, (_cpu() - before) / max(1, repeat)
+
+
+def run(repeat: int = 3, baseline: bool = True, pip_cold: bool = True) -> list[Row]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_BUDGET_"))}
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ci-budget-install-") as tmp_name:
         tmp = Path(tmp_name)
         project, stamp = _project(tmp)
-        cold = best_of(repeat, lambda: _ours(tmp, project, stamp, env, cold=True))
-        warm = best_of(repeat, lambda: _ours(tmp, project, stamp, env, cold=False))
-        old = best_of(repeat, lambda: _baseline(tmp, project, stamp, env)) if baseline else None
+        used: list[str] = []
+        cold, cold_cpu = _timed(repeat, lambda: _ours(tmp, project, stamp, env, True, used))
+        warm, warm_cpu = _timed(repeat, lambda: _ours(tmp, project, stamp, env, False, used))
+        cold_installer = used[0]
+        pip = None
+        if pip_cold:
+            pip_env = {**env, "CI_BUDGET_INSTALLER": "pip"}
+            pip, pip_cpu = _timed(1, lambda: _ours(tmp, project, stamp, pip_env, True, used))
+        old, old_cpu = _timed(1, lambda: _baseline(tmp, project, stamp, env)) if baseline else (
+            None, 0.0)  # fmt: skip
     old_s = old.seconds if old else None
-    note = f"installer: {installer}; baseline: venv + pip install of the action checkout"
-    return [
+    base = f"baseline (once, {old_cpu:.1f}s CPU): fresh venv + pip install of the action checkout"
+    rows = [
         Row("install: GPU job, warm cache: step start -> first test", old_s, warm.seconds,
-            None, note, limit=2.0),
+            None, f"{warm_cpu:.2f}s CPU; load {load:.1f} at start; {base}", limit=2.0),
         Row("install: GPU job, cold cache: step start -> first test", old_s, cold.seconds,
-            None, "package index reachable", limit=6.0),
+            None, f"{cold_cpu:.2f}s CPU; installer: {cold_installer}; empty tool, uv and pip "
+            "caches; package index reachable", limit=6.0),
     ]  # fmt: skip
+    if pip is not None:
+        rows.append(
+            Row(
+                "install: GPU job, cold cache, pip only",
+                old_s,
+                pip.seconds,
+                None,
+                f"{pip_cpu:.2f}s CPU; CI_BUDGET_INSTALLER=pip (a runner that cannot fetch uv)",
+                limit=6.0,
+            )  # fmt: skip
+        )
+    return rows

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -67,10 +68,13 @@ def runner_temp(tmp_path_factory, project):
             timeout=600,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-    cli = read_output_file(output)["cli"]
-    assert subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.startswith(
-        "ci-budget "
-    )
+    written = read_output_file(output)
+    assert subprocess.run(
+        [written["cli"], "--version"], capture_output=True, text=True
+    ).stdout.startswith("ci-budget ")
+    # No uv on PATH here: the set-up fetched uv's locked PyPI wheel and installed with it.
+    if shutil.which("uv") is None and platform.system() == "Linux":
+        assert written["installer"].startswith("uv (") and "/ci-budget/uv-" in written["installer"]
     return temp
 
 

@@ -27,7 +27,9 @@ def _kebab(name: str) -> str:
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=_kebab, populate_by_name=True, defer_build=True
+    )
 
 
 class RunnerConfig(Section):

@@ -15,7 +15,7 @@ BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "canc
 
 class Data(BaseModel):
     # Result files may come from a newer ci-budget: unknown keys are ignored, not fatal.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class Problem(Data):

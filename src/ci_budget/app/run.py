@@ -39,25 +39,34 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
 
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
+    from ci_budget.runner.gpu import GpuProbe
 
     sink = sink or Sink(settings)
-    registrations, selection = _select(settings, options, sink)
     if options.dry_run:
-        _print_dry_run(selection, options.format, sink)
+        _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
-    jobs = selection.jobs
-    skipped = [runner.skipped_result(s) for s in selection.skipped]
-    for job in jobs:
-        if (why := preflight.missing_selection(settings.root, job)) is not None:
-            raise AppError(why)
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
-    if mode == "pytest" and jobs:
-        why = preflight.pytest_missing(python)
-        if why is not None:
-            raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
+    # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
+    pytest_probe = preflight.PytestProbe(python) if mode == "pytest" else None
+    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python)
+    try:
+        registrations, selection = _select(settings, options, sink)
+        for job in selection.jobs:
+            if (why := preflight.missing_selection(settings.root, job)) is not None:
+                raise AppError(why)
+    except BaseException:
+        for probe in (pytest_probe, gpu_probe):
+            if probe is not None:
+                probe.stop()
+        raise
+    jobs = selection.jobs
+    skipped = [runner.skipped_result(s) for s in selection.skipped]
+    why = pytest_probe.missing() if pytest_probe is not None else None
+    if why is not None and jobs:
+        raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
-    meta = _meta(settings, options, registrations, python, mode)
+    meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
     opts = runner.RunOptions(
         root=settings.root,
         config=settings.config,
@@ -146,13 +155,12 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
 
 
-def _meta(settings, options: RunOptions, registrations, python: str, mode: str):
+def _meta(settings, options: RunOptions, registrations, python: str, mode: str, gpu):
     """What the results file records about this run."""
     import socket
 
     from ci_budget import __version__
     from ci_budget.models import RunMeta
-    from ci_budget.runner.gpu import detect_gpu
     from ci_budget.workspace.git import head_commit
 
     config = settings.config
@@ -174,7 +182,7 @@ def _meta(settings, options: RunOptions, registrations, python: str, mode: str):
         commit=head_commit(settings.root) or settings.env.sha,
         runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
         host=socket.gethostname(),
-        gpu=detect_gpu(config.gpu_arch_map(), python=python),
+        gpu=gpu,
         mode=mode,
         python=python,
         tool_version=__version__,

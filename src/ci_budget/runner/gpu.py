@@ -62,33 +62,39 @@ def parse_nvidia_smi(text: str, arch_map: Mapping[str, str]) -> GpuInfo | None:
 
 
 def _run(cmd: list[str], env: Mapping[str, str] | None) -> subprocess.CompletedProcess | None:
+    return _finish(_start(cmd, env), cmd)
+
+
+def _start(cmd: list[str], env: Mapping[str, str] | None) -> subprocess.Popen | None:
     try:
-        return subprocess.run(
+        return subprocess.Popen(
             cmd,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=QUERY_TIMEOUT,
             env=None if env is None else dict(env),
-            check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
 
 
-def _from_nvidia_smi(arch_map, env) -> GpuInfo | None:
-    path = (env or os.environ).get("PATH")
-    exe = shutil.which("nvidia-smi", path=path)
-    if exe is None:
+def _finish(proc: subprocess.Popen | None, cmd: list[str]) -> subprocess.CompletedProcess | None:
+    if proc is None:
         return None
-    for query in ("name,compute_cap", "name"):  # old drivers reject compute_cap
-        done = _run([exe, f"--query-gpu={query}", "--format=csv,noheader"], env)
-        if done is not None and done.returncode == 0:
-            return parse_nvidia_smi(done.stdout, arch_map)
-    return None
+    try:
+        out, err = proc.communicate(timeout=QUERY_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def _from_torch(python: str, arch_map, env) -> GpuInfo | None:
-    done = _run([python, "-c", TORCH_PROBE], env)
+def _smi_query(query: str) -> list[str]:
+    return [f"--query-gpu={query}", "--format=csv,noheader"]
+
+
+def _torch_info(done: subprocess.CompletedProcess | None, arch_map) -> GpuInfo | None:
     if done is None or done.returncode != 0 or not done.stdout.strip():
         return None
     try:
@@ -100,6 +106,43 @@ def _from_torch(python: str, arch_map, env) -> GpuInfo | None:
     return GpuInfo(name=name, compute_capability=cc, arch=arch, count=count, source="torch")
 
 
+class GpuProbe:
+    """`detect_gpu` started now and read later, so the query (nvidia-smi can take a second on a
+    multi-GPU host; the torch probe longer) runs while ci-budget does other work."""
+
+    def __init__(
+        self,
+        arch_map: Mapping[str, str],
+        python: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        self.arch_map, self.python, self.env = arch_map, python, env
+        self.smi = shutil.which("nvidia-smi", path=(env or os.environ).get("PATH"))
+        if self.smi is not None:
+            self.cmd = [self.smi, *_smi_query("name,compute_cap")]
+        else:
+            self.cmd = [python, "-c", TORCH_PROBE] if python else []
+        self.proc = _start(self.cmd, env) if self.cmd else None
+
+    def stop(self) -> None:
+        """Not needed after all (the run stopped first): end the query."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+    def result(self) -> GpuInfo | None:
+        first = _finish(self.proc, self.cmd)
+        if self.smi is None:
+            return _torch_info(first, self.arch_map)
+        if first is None or first.returncode != 0:  # old drivers reject compute_cap
+            first = _run([self.smi, *_smi_query("name")], self.env)
+        if first is not None and first.returncode == 0:
+            return parse_nvidia_smi(first.stdout, self.arch_map)
+        if not self.python:
+            return None
+        return _torch_info(_run([self.python, "-c", TORCH_PROBE], self.env), self.arch_map)
+
+
 def detect_gpu(
     arch_map: Mapping[str, str],
     python: str | None = None,
@@ -107,7 +150,4 @@ def detect_gpu(
 ) -> GpuInfo | None:
     """The runner's GPUs, or None. `python` is the tests' interpreter, used when there is no
     nvidia-smi (torch lives there, not in ci-budget's environment)."""
-    info = _from_nvidia_smi(arch_map, env)
-    if info is None and python:
-        info = _from_torch(python, arch_map, env)
-    return info
+    return GpuProbe(arch_map, python, env).result()

@@ -67,20 +67,53 @@ def missing_selection(root: Path, job: Job) -> str | None:
     return None
 
 
+# Found, not imported: importing pytest would cost a second interpreter's worth of start-up.
+# The message is the one a failed import prints.
+_PYTEST_PROBE = (
+    "import importlib.util as u, sys\n"
+    "u.find_spec('pytest') or sys.exit(\"ModuleNotFoundError: No module named 'pytest'\")"
+)
+
+
+class PytestProbe:
+    """`pytest_missing` started now and read later: the interpreter starts while ci-budget
+    scans the tree."""
+
+    def __init__(self, python: str):
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                [python, "-c", _PYTEST_PROBE],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            self.error = None
+        except OSError as exc:
+            self.proc, self.error = None, str(exc)
+
+    def stop(self) -> None:
+        """Not needed after all (the run stopped first): end the probe."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+    def missing(self) -> str | None:
+        """Why the interpreter cannot run pytest (the last line of its error), or None."""
+        if self.proc is None:
+            return self.error
+        try:
+            out, err = self.proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired as exc:
+            self.proc.kill()
+            self.proc.communicate()
+            return str(exc)
+        if self.proc.returncode == 0:
+            return None
+        lines = (err or out).strip().splitlines()
+        return lines[-1] if lines else f"exit {self.proc.returncode}"
+
+
 def pytest_missing(python: str) -> str | None:
     """Why `python` cannot run pytest (the last line of its error), or None when it can: one
     up-front check instead of every file failing on its own."""
-    # Found, not imported: importing pytest would cost the first test a second interpreter's
-    # worth of start-up. The message is the one a failed import prints.
-    probe = (
-        "import importlib.util as u, sys\n"
-        "u.find_spec('pytest') or sys.exit(\"ModuleNotFoundError: No module named 'pytest'\")"
-    )
-    try:
-        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if done.returncode == 0:
-        return None
-    lines = (done.stderr or done.stdout).strip().splitlines()
-    return lines[-1] if lines else f"exit {done.returncode}"
+    return PytestProbe(python).missing()

@@ -1,0 +1,56 @@
+"""scripts/action_setup.sh's choices that need no network: a wrong installer setting, and uv
+required where none can be had, each a one-line error."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def setup(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    # A PATH with this Python as python3 and the system tools, but no uv.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "python3").unlink(missing_ok=True)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    if shutil.which("uv", path=path):
+        pytest.skip("uv is installed system-wide here")
+    base = {"PATH": path, "HOME": str(tmp_path), "ACTION_PATH": str(ROOT)}
+    base |= {"INPUT_COMMAND": "run", "GITHUB_OUTPUT": str(tmp_path / "out")}
+    base |= {"RUNNER_TOOL_CACHE": str(tmp_path / "cache"), "RUNNER_TEMP": str(tmp_path)}
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / "action_setup.sh")],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_an_unknown_installer_is_a_one_line_error(tmp_path):
+    done = setup(tmp_path, CI_BUDGET_INSTALLER="conda")
+    assert done.returncode == 1
+    assert done.stdout.strip() == (
+        "::error title=ci-budget setup::CI_BUDGET_INSTALLER must be auto, uv or pip, not 'conda'"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_uv_required_behind_a_mirror_without_uv_fails_before_installing(tmp_path):
+    # Behind a mirror (PIP_INDEX_URL) uv's wheel is not fetched from PyPI's file host.
+    done = setup(tmp_path, CI_BUDGET_INSTALLER="uv", PIP_INDEX_URL="http://127.0.0.1:9/simple")
+    assert done.returncode == 1
+    assert (
+        "::error title=ci-budget setup::CI_BUDGET_INSTALLER=uv, but no uv on PATH and none "
+        "could be fetched" in done.stdout
+    )
+    venvs = [p.name for p in (tmp_path / "cache" / "ci-budget").iterdir()]
+    assert not [name for name in venvs if name.startswith("run-")]
