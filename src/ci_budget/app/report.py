@@ -29,7 +29,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.render.run_md import markdown
-    from ci_budget.render.text import json_text, terminal
+    from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import scan_tree
 
     sink = sink or Sink(settings)
@@ -45,15 +45,13 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_problems=problems,
     )
     md = markdown(built, blob=_blob(settings, runs))
-    as_json = json_text(built)  # once: with every test case it is the costliest output
-    sink.report_files(options.out, md, as_json)
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")
-    text = {
-        "markdown": lambda: md,
-        "terminal": lambda: terminal(built, options.classes),
-        "json": lambda: as_json,
-    }[fmt]()
-    sink.report(text, options.out, explicit=options.format is not None, wrap=fmt != "json")
+    # The JSON copy, with every test case the largest output, is made once, a file at a time,
+    # and goes to the file and (--format json) to stdout as it is made.
+    sink.report_files(options.out, md, json_chunks(built), echo=fmt == "json")
+    if fmt != "json":
+        text = md if fmt == "markdown" else terminal(built, options.classes)
+        sink.report(text, options.out, explicit=options.format is not None)
     sink.summary(md)
     statuses = [line.status for line in built.lines]
     sink.outputs(

@@ -69,14 +69,24 @@ class Sink:
     def flush(self) -> None:
         self.stdout.flush()
 
-    def report_files(self, out: Path, markdown: str, json_text: str) -> None:
-        """`out` (markdown) and its `.json` copy; a failure is an AppError naming the file."""
+    def report_files(
+        self, out: Path, markdown: str, json_text: str | Iterable[str], echo: bool = False
+    ) -> None:
+        """`out` (markdown) and its `.json` copy, written (and with `echo` printed too) piece by
+        piece as `json_text` yields them; a failure is an AppError naming the file."""
+        pieces = [json_text] if isinstance(json_text, str) else json_text
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(markdown, encoding="utf-8")
-            out.with_suffix(".json").write_text(json_text, encoding="utf-8")
+            with open(out.with_suffix(".json"), "w", encoding="utf-8") as handle:
+                for piece in pieces:
+                    handle.write(piece)
+                    if echo:
+                        self.write(piece)
         except OSError as exc:
             raise AppError(f"{out}: cannot write: {exc.strerror}") from None
+        if echo:
+            self.stdout.flush()
 
     def summary(self, markdown: str) -> None:
         from ci_budget.github.workflow import append_summary

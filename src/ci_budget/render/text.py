@@ -8,7 +8,7 @@ report is in `run_md`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ci_budget.models import BudgetLine, Registration, Report
 from ci_budget.render.escape import plain
@@ -159,5 +159,13 @@ def terminal(report: Report, classes: str = "all") -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def json_text(report: Report) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+def json_chunks(report: Report) -> Iterator[str]:
+    """The report as JSON, one budget line (a file, with every test case) per text line, so the
+    writer never holds the whole text: with 100,000 test cases it is the largest output. The
+    fields around `lines` follow it on the last line."""
+    yield '{"lines": [\n'
+    last = len(report.lines) - 1
+    for i, line in enumerate(report.lines):
+        yield line.model_dump_json() + (",\n" if i < last else "\n")
+    rest = report.model_dump_json(exclude={"lines"})
+    yield "]" + (", " + rest[1:] if rest != "{}" else "}") + "\n"

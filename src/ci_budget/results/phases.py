@@ -30,10 +30,8 @@ def split_nodeid(nodeid: str) -> tuple[str, str]:
     bracket = rest.find("[")
     if bracket >= 0:
         rest = rest[:bracket]
-    parts = rest.split("::")
-    if len(parts) <= 1:
-        return head, head
-    return head, head + "::" + "::".join(parts[:-1])
+    group, inner, _ = rest.rpartition("::")
+    return head, (head + "::" + group) if inner else head
 
 
 def normalise_properties(raw: Any) -> dict[str, Any]:
