@@ -26,9 +26,9 @@ import msgspec
 from ci_budget.models import FileResult, TestTiming
 from ci_budget.results.phases import (
     crash_message,
-    make_timing,
     normalise_properties,
     outcome_of,
+    typed_timing,
 )
 from ci_budget.results.timings import JsonReportFiles
 
@@ -87,7 +87,7 @@ def _timing(test: Test) -> TestTiming:
         and setup.outcome == call.outcome == teardown.outcome == "passed"
     ):  # the common case, spelt out: 100,000s of tests go through here
         durations = (setup.duration or 0.0, call.duration or 0.0, teardown.duration or 0.0)
-        return make_timing(test.nodeid, "passed", durations, props, None)
+        return typed_timing(test.nodeid, "passed", durations, props, None)
     message = None
     for phase in (setup, call, teardown):
         if phase is not None and phase.outcome == "failed":
@@ -99,7 +99,7 @@ def _timing(test: Test) -> TestTiming:
         teardown.outcome if teardown else ("passed" if setup else None),
     )
     durations = tuple(float(p.duration or 0.0) if p else 0.0 for p in (setup, call, teardown))
-    return make_timing(test.nodeid, outcome, durations, props, message)
+    return typed_timing(test.nodeid, outcome, durations, props, message)
 
 
 def _cut(chunks: Iterator[bytes], files: JsonReportFiles) -> tuple[Report, bytes]:
