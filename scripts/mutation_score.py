@@ -30,9 +30,18 @@ from mutmut.utils.file_utils import walk_mutatable_files
 # there that is not message text fails the run whatever the score.
 GATES = {
     "ci_budget.trigger.decide": {
-        "decide", "_issue_comment", "authorise", "is_bot", "_pull_request", "_gated",
-        "_run_inputs", "_get",
+        "decide", "_issue_comment", "_target", "_pull_request", "_gating_labels", "_stages",
+        "_run_inputs", "_get", "split_list",
     },
+    "ci_budget.trigger.rerun": {
+        "is_bot", "authorise", "_time", "pinned_commit", "spec_rows", "accepted_plan",
+        "registrations_for",
+    },
+    "ci_budget.trigger.approval": {"is_fork", "gate"},
+    "ci_budget.trigger.guard_command": {
+        "parse_guard_command", "check_ref", "GuardCommand.as_rerun", "guard_plan",
+    },
+    "ci_budget.trigger.rows": {"suite_rows", "shard_count"},
     "ci_budget.registry.specs": {
         "parse_command", "check_spec", "split_spec", "resolve", "Registry.usable",
         "Registry.find", "Registry.runner_configs", "Registry.__init__",
@@ -53,11 +62,31 @@ def function_of(key: str) -> tuple[str, str]:
 
 
 def _strings(line: str) -> list[tuple[int, str]] | None:
+    """The line's tokens, each string literal (f-strings included) as one STRING token, as
+    Python 3.11 tokenizes them; 3.12 splits f-strings into parts, which are joined back here
+    so that the exclusions do not depend on the Python version."""
+    text = line.strip() + "\n"
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
-    return [(t.type, t.string) for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE)]
+    start, end = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+    out: list[tuple[int, str]] = []
+    depth = 0
+    for t in tokens:
+        if t.type in (tokenize.NL, tokenize.NEWLINE):
+            continue
+        if start is not None and t.type == start:
+            if depth == 0:
+                begin = t.start[1]
+            depth += 1
+        elif depth and t.type == end:
+            depth -= 1
+            if depth == 0:
+                out.append((tokenize.STRING, text[begin : t.end[1]]))
+        elif depth == 0:
+            out.append((t.type, t.string))
+    return out
 
 
 def message_only(diff: str) -> bool:

@@ -12,6 +12,7 @@ from ci_budget.registry.specs import (
     MAX_LINE_CHARS,
     MAX_SPEC_CHARS,
     USAGE,
+    Command,
     Resolved,
     check_spec,
     parse_command,
@@ -271,3 +272,70 @@ def test_show_cuts_at_the_limit():
     assert show("a" * 61) == "`" + "a" * 60 + "...`"
     assert show("ab", limit=1) == "`a...`"
     assert show("é\x00") == "`\\xe9\\x00`"
+
+
+@pytest.mark.parametrize(
+    "body, specs",
+    [
+        ("/rerun-test a.py\u00a0", ["a.py\u00a0"]),  # only spaces and tabs end a spec
+        ("/rerun-test \x0ca.py", ["\x0ca.py"]),
+        ("/rerun-test Xa.pyX", ["Xa.pyX"]),
+        ("/rerun-test a.py\nb.py\nc.py", ["a.py"]),
+    ],
+)
+def test_only_spaces_tabs_and_a_final_cr_are_trimmed(body, specs):
+    assert parse_command(body, 20).specs == specs
+
+
+@pytest.mark.parametrize(
+    "body", ["\x0c/rerun-test a.py", "X/rerun-test a.py", "\u00a0/rerun-test a"]
+)
+def test_the_command_word_starts_the_line(body):
+    assert parse_command(body, 20) is None
+
+
+def test_commands_by_value_keep_their_commit():
+    bad = parse_command("/rerun-test@xyz1234 a.py", 20)
+    assert (bad.specs, bad.sha, len(bad.problems)) == ([], None, 1)
+    assert bad.problems[0].endswith("is not a commit SHA (7 to 40 hex characters)")
+    assert parse_command("/rerun-test@ABCDEF0", 20) == Command(
+        [], [f"no spec given; usage: {USAGE}"], "abcdef0"
+    )
+    assert parse_command("/rerun-test@abcdef0 a b", 1) == Command(
+        ["a", "b"], ["2 specs given; at most 1"], "abcdef0"
+    )
+
+
+def test_ambiguous_matches_quote_paths_up_to_100_characters():
+    long = R + "d" * (101 - len(R) - len("/test_l.py")) + "/test_l.py"
+    assert len(long) == 101
+    regs = [reg(long), reg(R + "e/test_l.py")]
+    (why,) = resolve(["test_l.py"], regs, Config()).refused
+    assert why == (
+        f"`test_l.py`: matches 2 registered files: `{long[:100]}...`, `{R}e/test_l.py`; "
+        "give the path"
+    )
+    eleven = [reg(f"{R}d{i:02d}/test_many.py") for i in range(11)]
+    (why,) = resolve(["test_many.py"], eleven, Config()).refused
+    assert why.endswith("`, ...; give the path") and why.count("`test/") == 10
+
+
+def test_a_root_level_file_is_found_by_its_name():
+    res = resolve(["test_top.py"], [reg("test_top.py")], Config())
+    assert [r.file for r in res.accepted] == ["test_top.py"]
+
+
+@pytest.mark.parametrize("root", ["/srv/repoX", "/srv/repoX/"])
+def test_absolute_specs_against_roots_ending_in_odd_characters(root):
+    assert split_spec("/srv/repoX/test/a.py", root) == ("test/a.py", [])
+    assert split_spec("/srv/repo/test/a.py", root) == "an absolute path outside the repository"
+
+
+def test_a_test_root_is_only_stripped_of_slashes():
+    regs = [reg("suiteX/d/test_x.py")]
+    config = parse_config({"test-root": "/suiteX/"}, "t")
+    assert resolve(["d/test_x.py"], regs, config).accepted[0].file == "suiteX/d/test_x.py"
+    empty = parse_config({"test-root": ""}, "t")
+    assert resolve(["d/test_x.py"], [reg("/d/test_x.py")], empty).refused == [
+        "`d/test_x.py`: not a registered test file"
+    ]

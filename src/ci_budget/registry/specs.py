@@ -31,6 +31,7 @@ _ALLOWED = re.compile(r"[A-Za-z0-9_./:-]+")
 _GLOB = set("*?[]")
 _SHELL = set(";|&$`<>(){}!'\"\\#~")
 _SEPARATOR = re.compile(r"[ \t]+")
+_WORD = re.compile(r"[^ \t]*")
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
@@ -71,8 +72,8 @@ def _char(c: str) -> str:
 
 def parse_command(body: str, max_specs: int) -> Command | None:
     """None when the first line is not `/rerun-test ...` (then the comment is not for us)."""
-    first = body.split("\n", 1)[0].rstrip("\r").strip(" \t")
-    word = _SEPARATOR.split(first, maxsplit=1)[0]
+    first = body.partition("\n")[0].rstrip("\r").strip(" \t")
+    word = _WORD.match(first).group()
     if word != COMMAND and not word.startswith(COMMAND + "@"):
         return None
     if len(first) > MAX_LINE_CHARS:
@@ -134,11 +135,9 @@ def split_spec(spec: str, root: str | None = None) -> tuple[str, list[str]] | st
         if not name.isidentifier():
             return f"{show(name)} is not a Python identifier"
     if path.startswith("/"):
-        prefix = (root or "").rstrip("/") + "/"
-        if root and path.startswith(prefix):
-            path = path[len(prefix) :]
-        else:
+        if not root or not path.startswith(root.rstrip("/") + "/"):
             return "an absolute path outside the repository"
+        path = path[len(root.rstrip("/")) + 1 :]
     while path.startswith("./"):
         path = path[2:]
     parts = path.split("/")
@@ -161,16 +160,14 @@ class Registry:
 
     def usable(self, file: str) -> list[Registration]:
         backends = set(self.config.github.backends)
-        return [r for r in self.by_file.get(file, []) if r.enabled and r.backend in backends]
+        return [r for r in self.by_file[file] if r.enabled and r.backend in backends]
 
     def find(self, path: str) -> str | list[str]:
         """The one registered file `path` names, or the candidates (none, or several)."""
         for candidate in (path, f"{self.root}/{path}" if self.root else path):
             if candidate in self.by_file:
                 return candidate
-        if "/" in path:
-            return []
-        named = sorted(f for f in self.by_file if f.rsplit("/", 1)[-1] == path)
+        named = sorted(f for f in self.by_file if f.rpartition("/")[2] == path)
         usable = [f for f in named if self.usable(f)] or named
         return usable[0] if len(usable) == 1 else usable
 

@@ -87,12 +87,12 @@ def plan(
     best, best_span = base, _span(base, weights, shards)
     candidates = []
     if len(weights) <= EXACT_MAX_ITEMS:
-        candidates.append(_exact(weights, shards, best_span))
+        exact, _ = _exact(weights, shards, best_span)
+        if exact is not None:
+            candidates.append(exact)
     candidates.append(_karmarkar_karp(weights, shards))
     candidates.append(base)
     for cand in candidates:
-        if cand is None:
-            continue
         cand = _local_search(cand, weights, shards)
         span = _span(cand, weights, shards)
         if span < best_span - EPS:
@@ -119,13 +119,13 @@ def _assignment_from_lpt(weights: list[float], k: int) -> list[int]:
 
 def _loads(assign: list[int], weights: list[float], k: int) -> list[float]:
     loads = [0.0] * k
-    for shard, w in zip(assign, weights, strict=True):
-        loads[shard] += w
+    for index, shard in enumerate(assign):
+        loads[shard] += weights[index]
     return loads
 
 
 def _span(assign: list[int], weights: list[float], k: int) -> float:
-    return max(_loads(assign, weights, k), default=0.0)
+    return max(_loads(assign, weights, k))  # k >= 1
 
 
 def _karmarkar_karp(weights: list[float], k: int) -> list[int]:
@@ -144,7 +144,7 @@ def _karmarkar_karp(weights: list[float], k: int) -> list[int]:
         _, _, b = heapq.heappop(heap)
         a_desc = sorted(a, key=lambda s: (-s[0], s[1]))
         b_asc = sorted(b, key=lambda s: (s[0], s[1]))
-        merged = [(x[0] + y[0], x[1] + y[1]) for x, y in zip(a_desc, b_asc, strict=True)]
+        merged = [(a_desc[j][0] + b_asc[j][0], a_desc[j][1] + b_asc[j][1]) for j in range(k)]
         low = min(s[0] for s in merged)
         merged = [(s[0] - low, s[1]) for s in merged]
         spread = max(s[0] for s in merged)
@@ -203,12 +203,13 @@ def _local_search(assign: list[int], weights: list[float], k: int) -> list[int]:
     return assign
 
 
-def _exact(weights: list[float], k: int, upper: float) -> list[int] | None:
+def _exact(weights: list[float], k: int, upper: float) -> tuple[list[int] | None, int]:
     """Branch and bound over items in decreasing order; an empty shard is tried once (the
-    others are symmetric). Returns a plan strictly better than `upper`, or None."""
+    others are symmetric). Returns a plan strictly better than `upper` (or None) and the
+    nodes searched."""
     n = len(weights)
     if n == 0:
-        return None
+        return None, 0
     floor = lower_bound(weights, k)
     loads = [0.0] * k
     assign = [0] * n
@@ -237,7 +238,7 @@ def _exact(weights: list[float], k: int, upper: float) -> list[int] | None:
         return False
 
     go(0, 0)
-    return state["plan"]
+    return state["plan"], state["nodes"]
 
 
 def min_shards(

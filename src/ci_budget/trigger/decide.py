@@ -130,11 +130,10 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     # Silent cases: not a new comment, not a command, not on a PR, or from a bot.
     if action != "created":
         return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
-    command = specs.parse_command(body, config.github.max_specs)
-    guard = parse_guard_command(body) if command is None else None
-    if command is None and guard is None:
+    guard = parse_guard_command(body)  # one gate for both commands
+    command = guard.as_rerun() if guard else specs.parse_command(body, config.github.max_specs)
+    if command is None:
         return Plan(reason="issue_comment: not a /rerun-test command")
-    command = guard.as_rerun() if guard else command  # one gate for both commands
     issue = _get(payload, "issue", dict)
     number = _get(payload, "issue.number", int)
     if not issue.get("pull_request"):
@@ -166,30 +165,42 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         early = specs.resolve(command.specs, registrations, config, facts.root)
         if early.refused:
             return refuse(early.refused)
-    if facts.pull is None and facts.pull_error is None:
-        return Need("pull", number=number)
-    if facts.pull_error:
-        return refuse(f"could not read pull request #{number}: {facts.pull_error}")
-    pull = facts.pull
-    if getattr(pull, "state", None) != "open":
-        return refuse(f"pull request #{number} is {getattr(pull, 'state', 'unknown')}")
-    if not getattr(pull, "head_sha", None):
-        return refuse(f"pull request #{number} has no head commit")
-    sha, why = pinned_commit(command, pull, facts, payload["comment"].get("created_at"))
-    if sha == "need":
-        return Need("commits", number=number)
-    if why:
-        return refuse(why)
-    found, why = registrations_for(sha, facts, registrations)
-    if found == "need":
-        return Need("registry", sha=sha)
-    if why:
-        return refuse(why)
+    target = _target(command, number, facts, payload, registrations)
+    if isinstance(target, Need):
+        return target
+    if isinstance(target, str):
+        return refuse(target)
+    sha, found = target
     resolution = specs.resolve(command.specs, found, config, facts.root)
     if resolution.refused:
         return refuse(resolution.refused)
     plan = accepted_plan(login, number, sha, resolution.accepted, config, base)
     return guard_plan(plan, guard, login) if guard else plan
+
+
+def _target(command, number, facts, payload, registrations):
+    """The commit a command runs and the registrations there, as (sha, registrations); else
+    the Need to ask GitHub next, or why it cannot run (the pull request is read only here)."""
+    if facts.pull is None and facts.pull_error is None:
+        return Need("pull", number=number)
+    if facts.pull_error:
+        return f"could not read pull request #{number}: {facts.pull_error}"
+    pull = facts.pull
+    if getattr(pull, "state", None) != "open":
+        return f"pull request #{number} is {getattr(pull, 'state', 'unknown')}"
+    if not getattr(pull, "head_sha", None):
+        return f"pull request #{number} has no head commit"
+    sha, why = pinned_commit(command, pull, facts, payload["comment"].get("created_at"))
+    if sha == "need":
+        return Need("commits", number=number)
+    if why:
+        return why
+    found, why = registrations_for(sha, facts, registrations)
+    if found == "need":
+        return Need("registry", sha=sha)
+    if why:
+        return why
+    return sha, found
 
 
 # --- labels and pull request updates ---------------------------------------------------------
@@ -206,22 +217,10 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
     ]
     gating = config.github.gating_labels
     base = dict(pr_number=number, head_sha=sha)
-    if action == "labeled":
-        label = _get(payload, "label.name", str)
-        if label not in gating:
-            return Plan(reason=f"pull_request labeled '{label}': not a gating label", **base)
-        chosen, trigger = [label], "run-ci"
-    elif action in PULL_ACTIONS:
-        chosen = [name for name in labels if name in gating]
-        if not chosen:
-            return Plan(
-                reason=f"pull_request {action}: #{number} carries no gating label "
-                f"({', '.join(gating) or 'none configured'})",
-                **base,
-            )
-        trigger = "pull-request"
-    else:
-        return Plan(reason=f"pull_request {action}: never triggers a run", **base)
+    picked = _gating_labels(payload, action, number, labels, gating, base)
+    if isinstance(picked, Plan):
+        return picked
+    chosen, trigger = picked
     if _get(payload, "pull_request.draft", (bool, type(None))) and not config.github.run_drafts:
         return Plan(reason=f"pull_request {action}: #{number} is a draft", **base)
     if _get(payload, "pull_request.state", str) != "open":
@@ -236,12 +235,7 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
         if why:
             return Plan(reason=f"{event} {action}: {why}", trigger=trigger, pr_number=number)
         registrations = found
-    patterns: list[str] | None = []
-    for name in chosen:
-        if not gating[name]:
-            patterns = None  # an empty list gates every stage
-            break
-        patterns.extend(s for s in gating[name] if s not in patterns)
+    patterns = _stages(chosen, gating)
     rows, notes = suite_rows(registrations, config, facts.weights, patterns, facts.model)
     what = ", ".join(f"'{n}'" for n in chosen)
     if not rows:
@@ -259,6 +253,36 @@ def _pull_request(event, payload, facts, registrations, config) -> Plan | Need:
         matrix=rows,
         **base,
     )
+
+
+def _gating_labels(payload, action, number, labels, gating, base) -> Plan | tuple[list, str]:
+    """(the gating labels that run, the trigger) for a pull_request action, or the Plan that
+    says why it runs nothing."""
+    if action == "labeled":
+        label = _get(payload, "label.name", str)
+        if label not in gating:
+            return Plan(reason=f"pull_request labeled '{label}': not a gating label", **base)
+        return [label], "run-ci"
+    if action in PULL_ACTIONS:
+        chosen = [name for name in labels if name in gating]
+        if not chosen:
+            return Plan(
+                reason=f"pull_request {action}: #{number} carries no gating label "
+                f"({', '.join(gating) or 'none configured'})",
+                **base,
+            )
+        return chosen, "pull-request"
+    return Plan(reason=f"pull_request {action}: never triggers a run", **base)
+
+
+def _stages(chosen: list[str], gating) -> list[str] | None:
+    """The stage patterns the chosen labels gate; None: every stage."""
+    patterns: list[str] = []
+    for name in chosen:
+        if not gating[name]:
+            return None  # an empty list gates every stage
+        patterns.extend(s for s in gating[name] if s not in patterns)
+    return patterns
 
 
 # --- workflow_dispatch and the command line ---------------------------------------------------
@@ -287,14 +311,13 @@ def _run_inputs(
         for name in suite_names:
             if name not in known:
                 problems.append(f"{specs.show(name)}: not a registered suite")
-        # Named explicitly, so nightly suites run too.
+        # Named explicitly, so nightly suites run too; `wanted` holds only the named suites.
         wanted = [r for r in registrations if r.suite in suite_names]
         found, notes = suite_rows(
             [r.model_copy(update={"nightly": False}) for r in wanted],
             config,
             facts.weights,
-            sorted(set(suite_names)),
-            facts.model,
+            model=facts.model,
         )
         problems.extend(notes)
         rows.extend(found)

@@ -36,7 +36,7 @@ class GuardCommand:
 
 def parse_guard_command(body: str) -> GuardCommand | None:
     """None when the comment's first line is not `/verify-guard[@SHA] ...`."""
-    first = body.split("\n", 1)[0].rstrip("\r").strip(" \t")
+    first = body.partition("\n")[0].rstrip("\r").strip(" \t")
     word, _, rest = first.partition(" ")
     if word != COMMAND and not word.startswith(COMMAND + "@"):
         return None
@@ -66,7 +66,8 @@ def check_ref(ref: str) -> str | None:
     why = check_spec(ref)
     if why:
         return f"{show(ref)}: {why}"
-    if not ref.endswith((".patch", ".diff")) or ref.startswith(("/", "-")) or ".." in ref:
+    # check_spec has refused a leading '-' already.
+    if not ref.endswith((".patch", ".diff")) or ref.startswith("/") or ".." in ref:
         return f"{show(ref)}: not a commit (7-40 hex digits) or a repository path to a .patch"
     return None
 
@@ -77,14 +78,13 @@ def guard_plan(plan: Plan, guard: GuardCommand, login: str) -> Plan:
     refs = ", ".join(show(r) for r in guard.refs)
     for row in plan.matrix:
         row.revert = list(guard.refs)
-        row.name = row.name.replace("rerun-test", "verify-guard", 1)
-    sha = plan.head_sha or ""
-    head, _, rows = (plan.reply or "").partition("\n")
+        row.name = "verify-guard" + row.name.removeprefix("rerun-test")
+    head, _, rows = plan.reply.partition("\n")
     plan.reply = (
-        f"@{login} verifying {show(guard.file)} with {refs} reverted at `{sha}` "
+        f"@{login} verifying {show(guard.file)} with {refs} reverted at `{plan.head_sha}` "
         f"(#{plan.pr_number}), then as it is:\n{rows}"
     )
-    plan.reason = plan.reason.replace(specs.COMMAND, COMMAND, 1) + f"; reverting {refs}"
+    plan.reason = COMMAND + plan.reason.removeprefix(specs.COMMAND) + f"; reverting {refs}"
     return plan
 
 

@@ -23,8 +23,8 @@ from ci_budget.registry import specs
 def is_bot(user: Any) -> bool:
     if not isinstance(user, dict):
         return False
-    login = str(user.get("login") or "")
-    return user.get("type") == "Bot" or login.endswith("[bot]")
+    login = user.get("login")
+    return user.get("type") == "Bot" or (isinstance(login, str) and login.endswith("[bot]"))
 
 
 def authorise(login: str, facts: Any, config: Config) -> str | None:
@@ -40,8 +40,8 @@ def authorise(login: str, facts: Any, config: Config) -> str | None:
         return f"could not check {login}'s permission: {facts.permission_error}"
     if facts.permission is None:
         return "ask"
-    perm = {"maintain": "write", "triage": "read"}.get(facts.permission, facts.permission)
     allowed = set(config.github.allowed_permissions)
+    perm = {"maintain": "write", "triage": "read"}.get(facts.permission)
     if facts.permission in allowed or perm in allowed:
         return None
     return (
@@ -51,18 +51,19 @@ def authorise(login: str, facts: Any, config: Config) -> str | None:
 
 
 def _time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
+    """GitHub's `2019-05-15T15:20:21Z` (any explicit offset), else None."""
+    if not isinstance(text, str):
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z")
     except ValueError:
         return None
 
 
 def pinned_commit(command: specs.Command, pull: Any, facts: Any, created_at: Any) -> tuple:
     """("need", None) when the PR's commits must be read first; (sha, None) for the commit to
-    run; (None, why) when the command cannot run."""
-    head = getattr(pull, "head_sha", None) or ""
+    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks)."""
+    head = pull.head_sha
     number = getattr(pull, "number", "?")
     if command.sha:
         if facts.commits is None and facts.commits_error is None:
@@ -143,7 +144,7 @@ def accepted_plan(
 def registrations_for(sha: str, facts: Any, fallback: Sequence[Registration]):
     """The registry at `sha` when the edge reads commits (`facts.read_commits`), else `fallback`
     (the checkout's). Returns ("need", None), (registrations, None) or (None, why)."""
-    if not getattr(facts, "read_commits", False):
+    if not facts.read_commits:
         return list(fallback), None
     if facts.registry_error:
         return None, f"could not read the registrations at `{sha[:12]}`: {facts.registry_error}"

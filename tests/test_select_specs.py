@@ -1,0 +1,161 @@
+"""What `ci-budget run` runs for specs and suites, by value: spec shapes, files registered in
+several suites, narrowed specs, disabled files, ordering and shards, and each usage error."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_budget.models import Registration
+from ci_budget.sharding.select import (
+    Job,
+    SelectionError,
+    Skipped,
+    parse_spec,
+    select_jobs,
+    suite_pool,
+)
+
+S, T = "base-b-test-1-gpu-large", "stage-c-test-1-gpu-large"
+
+
+def reg(file, est, suite=S, backend="cuda", disabled=None, nightly=False):
+    return Registration(
+        file=file, line=1, function=f"register_{backend}_ci", backend=backend, est_time=est,
+        suite=suite, disabled=disabled, nightly=nightly,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "spec, want",
+    [
+        ("a.py", ("a.py", None)),
+        ("d/a.py::TestA", ("d/a.py", "::TestA")),
+        ("d/a.py::TestA::test_x", ("d/a.py", "::TestA::test_x")),
+        ("d/a.py::TestA.test_x", ("d/a.py", "::TestA::test_x")),  # sglang's form
+    ],
+)
+def test_spec_shapes(spec, want):
+    assert parse_spec(spec) == want
+
+
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        ("", "spec '': expected path[::Class[::test]]"),
+        ("::A", "spec '::A': expected path[::Class[::test]]"),
+        ("a.py::", "spec 'a.py::': expected path[::Class[::test]]"),
+        (
+            "a.py::A::b::c",
+            "spec 'a.py::A::b::c': too many parts; use path::Class or path::Class::test",
+        ),
+        ("a.py::1A", "spec 'a.py::1A': `1A` is not a Python identifier"),
+    ],
+)
+def test_spec_shapes_refused(spec, why):
+    with pytest.raises(SelectionError) as err:
+        parse_spec(spec)
+    assert str(err.value) == why
+
+
+REGS = [
+    reg("a.py", 300),
+    reg("b.py", 100),
+    reg("b.py", 500, suite=T),  # b.py is budgeted most in T
+    reg("c.py", 200, suite=T),
+    reg("off.py", 50, disabled="broken"),
+    reg("off.py", 60, suite=T, disabled="flaky"),
+]
+
+
+def jobs(sel):
+    return [(j.path, j.est_time, j.suite, j.backend, j.selection) for j in sel.jobs]
+
+
+def test_specs_run_each_file_once_longest_first_with_their_selectors():
+    sel = select_jobs(REGS, specs=["b.py::B", "a.py", "b.py::C.t", "b.py::B"])
+    assert jobs(sel) == [
+        ("b.py", 500, T, "cuda", ["::B", "::C::t"]),
+        ("a.py", 300, S, "cuda", []),
+    ]
+    assert sel.skipped == []
+    sel = select_jobs(REGS, specs=["b.py::B", "b.py", "b.py::C"])
+    assert jobs(sel) == [("b.py", 500, T, "cuda", [])]  # the whole file covers the rest
+    sel = select_jobs(REGS, specs=["b.py", "b.py::C"])
+    assert jobs(sel) == [("b.py", 500, T, "cuda", [])]
+
+
+def test_specs_within_a_suite_and_resolved_paths():
+    sel = select_jobs(REGS, [S], ["./b.py"], resolve=lambda p: p.removeprefix("./"))
+    assert jobs(sel) == [("b.py", 100, S, "cuda", [])]
+    with pytest.raises(SelectionError) as err:
+        select_jobs(REGS, [S], ["c.py"])
+    assert str(err.value) == f"spec 'c.py': c.py is not a registered test file in suite(s) {S}"
+    with pytest.raises(SelectionError) as err:
+        select_jobs(REGS, specs=["z.py"])
+    assert str(err.value) == "spec 'z.py': z.py is not a registered test file"
+
+
+def test_a_disabled_file_named_by_a_spec_is_skipped_with_its_first_reason():
+    sel = select_jobs(REGS, specs=["off.py", "a.py"])
+    assert jobs(sel) == [("a.py", 300, S, "cuda", [])]
+    assert sel.skipped == [Skipped("off.py", S, "cuda", 50, "broken")]
+    sel = select_jobs([reg("off.py", 5, disabled="")], specs=["off.py"])
+    assert sel.jobs == [] and sel.skipped[0].reason == "disabled"
+
+
+def test_suites_keep_a_file_under_the_suite_that_budgets_it_most():
+    sel = select_jobs(REGS, [S, T])
+    assert jobs(sel) == [
+        ("b.py", 500, T, "cuda", []),
+        ("a.py", 300, S, "cuda", []),
+        ("c.py", 200, T, "cuda", []),
+    ]
+    assert sel.skipped == [Skipped("off.py", S, "cuda", 50, "broken"),
+                           Skipped("off.py", T, "cuda", 60, "flaky")]  # fmt: skip
+    tie = [reg("x.py", 100), reg("x.py", 100, suite=T)]
+    assert [j.suite for j in select_jobs(tie, [S, T]).jobs] == [S]  # the first on a tie
+    assert [j.suite for j in select_jobs(tie, [T, S]).jobs] == [S]
+
+
+def test_a_disabled_registration_does_not_hide_an_enabled_one():
+    regs = [reg("x.py", 100, disabled="old"), reg("x.py", 50, suite=T)]
+    sel = select_jobs(regs, [S, T])
+    assert jobs(sel) == [("x.py", 50, T, "cuda", [])] and sel.skipped == []
+
+
+def test_backend_filters_spec_selection():
+    regs = [reg("a.py", 10), reg("a.py", 99, suite=T, backend="amd")]
+    assert jobs(select_jobs(regs, specs=["a.py"], backend="cuda")) == [("a.py", 10, S, "cuda", [])]
+    assert jobs(select_jobs(regs, specs=["a.py"])) == [("a.py", 99, T, "amd", [])]
+    with pytest.raises(SelectionError, match="a.py is not a registered test file"):
+        select_jobs(regs, specs=["a.py"], backend="npu")
+
+
+def test_order_ties_and_shards():
+    # Longest first, ties by path; LPT: c -> 0, d -> 1, a -> 1 (20 < 30), b -> 0 (a tie: the
+    # lower shard). The disabled file is reported by the first shard only.
+    regs = [reg("b.py", 10), reg("a.py", 10), reg("c.py", 30), reg("d.py", 20)]
+    assert [j.path for j in select_jobs(regs, [S]).jobs] == ["c.py", "d.py", "a.py", "b.py"]
+    regs.append(reg("off.py", 1, disabled="x"))
+    first = select_jobs(regs, [S], partition=(0, 2))
+    second = select_jobs(regs, [S], partition=(1, 2))
+    assert [j.path for j in first.jobs] == ["c.py", "b.py"]
+    assert [j.path for j in second.jobs] == ["d.py", "a.py"]
+    assert [s.path for s in first.skipped] == ["off.py"] and second.skipped == []
+    # Nothing beats 40 | 30, so `best` keeps LPT's plan.
+    best = select_jobs(regs, [S], partition=(0, 2), algorithm="best")
+    assert [j.path for j in best.jobs] == ["c.py", "b.py"]
+
+
+def test_usage_errors():
+    with pytest.raises(SelectionError) as err:
+        select_jobs(REGS)
+    assert str(err.value) == "nothing selected: give --suite SUITE or SPEC paths"
+    with pytest.raises(SelectionError) as err:
+        select_jobs(REGS, ["nope"])
+    assert str(err.value) == f"unknown suite 'nope' (known: {S}, {T})"
+    with pytest.raises(SelectionError) as err:
+        select_jobs([reg("n.py", 5, nightly=True)], [S])
+    assert str(err.value) == f"no registered files for {S}"
+    assert suite_pool([reg("n.py", 5, nightly=True)], [S], nightly=True)[0].file == "n.py"
+    assert Job("x.py", 1.0).selection == []
