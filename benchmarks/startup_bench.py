@@ -3,7 +3,8 @@
 Baseline: `python -c pass` (the interpreter's own start) in the same run. `python -X importtime`
 gives the top importers. Which modules a command loads is read from `sys.modules` when it exits,
 so modules loaded through `importlib` (each subcommand is) are counted too; `--help` must not
-load pydantic, PyGithub or requests, and `plan` no network library.
+load pydantic, PyGithub or requests, `plan` no network library, and `run` (a GPU job, whose
+venv holds neither) neither the GitHub client nor pytest.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ def run(repeat: int = 10) -> list[Row]:
         help_s = _best(repeat, [*cli, "--help"], env, root)
         plan_argv = [*cli, "plan", "--suites", "stage-a-test-1-gpu", "--format", "json"]
         plan_s = _best(max(1, repeat // 2), plan_argv, env, root)
+        run_argv = [*cli, "run", "--suite", "stage-a-test-1-gpu", "--dry-run"]
+        run_s = _best(max(1, repeat // 2), run_argv, env, root)
+        run_mods = loaded_modules(run_argv[3:], env, root)
         top, _ = _importtime(["-m", "ci_budget.cli", "--help"], env, root)
         plan_top, _ = _importtime(plan_argv[1:], env, root)
         help_mods = loaded_modules(["--help"], env, root)
@@ -98,6 +102,7 @@ def run(repeat: int = 10) -> list[Row]:
     tops = ", ".join(f"{n.strip()} {us / 1000:.0f}ms" for us, n in top)
     plan_tops = ", ".join(f"{n.strip()} {us / 1000:.0f}ms" for us, n in plan_top)
     gh = _heavy(plan_mods, ("github", "requests"))
+    run_gh = _heavy(run_mods, ("github", "requests", "pytest"))
     ours = sum(m.startswith("ci_budget") for m in plan_mods)
     return [
         Row(
@@ -118,5 +123,15 @@ def run(repeat: int = 10) -> list[Row]:
             f"{len(plan_mods)} modules loaded ({ours} of ci-budget's); top importers: "
             f"{plan_tops}; network libraries loaded: {gh or 'none'}",
             ok=not gh,
+        ),
+        Row(
+            "start-up: ci-budget run --dry-run (whole process)",
+            base,
+            run_s,
+            None,
+            f"{len(run_mods)} modules loaded "
+            f"({sum(m.startswith('ci_budget') for m in run_mods)} of ci-budget's); "
+            f"GitHub client or pytest loaded: {run_gh or 'none'} (a GPU job's venv has neither)",
+            ok=not run_gh,
         ),
     ]

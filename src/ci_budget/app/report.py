@@ -30,14 +30,16 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.scan import discover, scan_files
 
     sink = sink or Sink(settings)
     root, config = settings.root, settings.config
     runs = load_runs(options)
     rows, problems = measured_table_rows(settings, runs)
+    reported = {result.path for run in runs for result in run.files}
     built = build_report(
-        scan_tree(root, config),
+        # The report joins only the files that have results: the others need no parsing.
+        scan_files(root, [f for f in discover(root, config) if f in reported], config),
         runs,
         config,
         kind=options.kind,
