@@ -112,3 +112,17 @@ def test_python_without_pytest_is_one_error_up_front(repo, tmp_path, capsys):
     assert err[0].startswith(f"ci-budget run: --python {python}: cannot import pytest")
     assert "No module named 'pytest'" in err[0]
     assert not out.exists()
+
+
+def test_an_unknown_option_gets_the_commands_usage_and_the_closest_option(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["scan", "--fromat", "json"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("usage: ci-budget scan")  # the command's, not the top's
+    assert "unrecognized arguments: --fromat json; did you mean --format?" in err
+
+
+def test_suggest_takes_the_history_store_by_the_name_the_other_commands_use(repo, tmp_path):
+    args = build_parser().parse_args(["suggest", "--history", str(tmp_path / "h.json")])
+    assert args.store == tmp_path / "h.json"

@@ -74,9 +74,26 @@ def _glue(argv: list[str]) -> list[str]:
     return out
 
 
+def _unknown(parser: argparse.ArgumentParser, extra: list[str]) -> None:
+    """The command's own usage and error (exit 2) for what it does not take, with the closest
+    option it has."""
+    import difflib
+
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    options = sorted(parser._option_string_actions)
+    for word in extra:
+        close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.7)
+        if word.startswith("--") and close:
+            message += f"; did you mean {close[0]}?"
+            break
+    parser.error(message)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(_glue(sys.argv[1:] if argv is None else list(argv)))
+    args, extra = parser.parse_known_args(_glue(sys.argv[1:] if argv is None else list(argv)))
+    if extra:
+        _unknown(getattr(args, "_parser", parser), extra)
     if getattr(args, "_module", None) is None:
         parser.print_help()
         return 2

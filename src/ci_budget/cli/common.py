@@ -17,13 +17,15 @@ def settings(args, **extra):
 
 def add_subcommand(sub, name: str, help: str, description: str, example: str):
     """A subparser whose --help ends with a worked example."""
-    return sub.add_parser(
+    parser = sub.add_parser(
         name.replace("_", "-"),
         help=help,
         description=description,
         epilog="example:\n  " + example.strip().replace("\n", "\n  "),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.set_defaults(_parser=parser)  # the innermost one answers an unknown option
+    return parser
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,10 @@ def add_parser(sub):
         "ci-budget suggest --suite base-b-test-1-gpu-large --write",
     )
     add_common(p)
-    p.add_argument("--store", type=Path, default=Path(HISTORY_STORE), help="history store")
+    p.add_argument(
+        "--store", "--history", type=Path, default=Path(HISTORY_STORE),
+        help="history store (--history, as plan, run and report call it, is the same)",
+    )  # fmt: skip
     p.add_argument("--suite", action="append", default=[], help="only this suite (repeatable)")
     p.add_argument("--write", action="store_true", help="rewrite est_time in the test files")
     p.add_argument("--format", choices=["table", "json"], default="table")
