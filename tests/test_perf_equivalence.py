@@ -125,3 +125,140 @@ def test_shared_fields_set_matches_a_validated_timing():
         assert case.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
     case.outcome = "failed"  # assignment still works with the shared set
     assert case.model_fields_set == set(TestTiming.model_fields)
+
+
+# The static report (`report --base`) with and without its scan cache, against a full parse of
+# every base blob and every head file.
+
+T = "test/registered/"
+MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
+
+
+def _reg(est: int, stage: str = "base-b") -> str:
+    return f'register_cuda_ci(est_time={est}, stage="{stage}", runner_config="1-gpu-large")' + MAIN
+
+
+def _commit(repo: Path, files: dict[str, str | None], message: str) -> str:
+    from gitrepo import git
+
+    for rel, text in files.items():
+        if text is None:
+            (repo / rel).unlink()
+        else:
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def _pr_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A base commit of 40 registered files and a PR changing, adding and removing some."""
+    from gitrepo import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    base = {T + f"area/test_{i:02d}.py": _reg(10 * i + 5) for i in range(40)}
+    base[T + "area/test_error.py"] = "register_cuda_ci(est_time=X, suite='s')" + MAIN
+    base[T + "area/test_plain.py"] = "def test_x():\n    pass\n"
+    base[T + "raised.py"] = _reg(600)
+    base[T + "gone.py"] = _reg(100)
+    sha = _commit(repo, base, "base")
+    head = {T + "raised.py": _reg(790), T + "gone.py": None, T + "fresh.py": _reg(40, "base-a")}
+    _commit(repo, head, "head")
+    (repo / T / "uncommitted.py").write_text(_reg(30), encoding="utf-8")  # the work tree counts
+    return repo, sha
+
+
+def _full_parse_report(repo: Path, sha: str, settings):
+    from ci_budget.budget.diff import build_static
+    from ci_budget.registry.parse import merge, scan_source
+    from ci_budget.workspace.git import files_at
+
+    config = settings.config
+    blobs = files_at(repo, sha, config)[1]
+    base_full = merge(scan_source(blobs[rel], rel, config) for rel in sorted(blobs))
+    head_files = sorted(p.relative_to(repo).as_posix() for p in (repo / T).rglob("*.py"))
+    head_full = merge(scan_source((repo / rel).read_bytes(), rel, config) for rel in head_files)
+    return build_static(
+        base_full, head_full, set(blobs), set(head_files), config, base_ref="HEAD~1",
+        base_commit=sha,
+    )  # fmt: skip
+
+
+def test_static_report_cold_and_warm_cache_equal_a_full_parse_of_both_trees(tmp_path, monkeypatch):
+    from ci_budget.app.diff import DiffOptions, build
+    from ci_budget.app.settings import Settings
+
+    repo, sha = _pr_repo(tmp_path)
+    settings = Settings(repo)
+    reference = _full_parse_report(repo, sha, settings).model_dump()
+    cache = tmp_path / "scan-cache.json"
+    assert build(settings, DiffOptions(base="HEAD~1")).model_dump() == reference
+    assert build(settings, DiffOptions(base="HEAD~1", cache=cache)).model_dump() == reference
+    written = cache.read_bytes()
+    keys = json.loads(written)["entries"]
+    # every unchanged head file by its blob id, plus the base versions of the changed files
+    assert (
+        sum(k.startswith("fast ") for k in keys) == 42
+        and sum(k.startswith("full ") for k in keys) == 2
+    )
+
+    reads = []
+    real = Path.read_bytes
+
+    def counting(self):
+        reads.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    assert build(settings, DiffOptions(base="HEAD~1", cache=cache)).model_dump() == reference
+    # warm: only files git says changed since the base are read (the cache itself is read_text)
+    assert sorted(reads) == ["fresh.py", "raised.py", "uncommitted.py"]
+    assert cache.read_bytes() == written  # nothing new: not rewritten
+
+
+def test_a_cache_entry_that_does_not_fit_its_key_is_scanned_afresh(tmp_path):
+    """A cache may come from elsewhere (a CI cache store): an entry that does not validate, or
+    whose records name another file, is ignored; an unreadable file is no cache."""
+    from ci_budget.app.diff import DiffOptions, build
+    from ci_budget.app.settings import Settings
+
+    repo, sha = _pr_repo(tmp_path)
+    settings = Settings(repo)
+    reference = _full_parse_report(repo, sha, settings).model_dump()
+    cache = tmp_path / "scan-cache.json"
+    build(settings, DiffOptions(base="HEAD~1", cache=cache))
+    data = json.loads(cache.read_text())
+    keys = sorted(k for k in data["entries"] if k.startswith("fast "))
+    other = data["entries"][keys[1]]
+    data["entries"][keys[0]] = other  # records of another file under this file's blob id
+    data["entries"][keys[2]] = {"registrations": [{"file": keys[2].split(" ")[2]}]}  # invalid
+    data["entries"][keys[3]] = "not a scan"
+    cache.write_text(json.dumps(data))
+    assert build(settings, DiffOptions(base="HEAD~1", cache=cache)).model_dump() == reference
+    cache.write_text("{not json")
+    assert build(settings, DiffOptions(base="HEAD~1", cache=cache)).model_dump() == reference
+    assert json.loads(cache.read_text())["entries"]  # rebuilt
+
+
+def test_report_base_cache_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    repo, _ = _pr_repo(tmp_path)
+    cache = tmp_path / "cache" / "scan.json"
+    outs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "ci_budget.cli", "report", "--base", "HEAD~1", "--format",
+             "json", "--out", str(tmp_path / "budget.md"), "--cache", str(cache)],
+            cwd=repo, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outs.append(json.loads(done.stdout))
+    assert cache.is_file() and outs[0] == outs[1]
+    assert {c["file"].rsplit("/", 1)[-1] for c in outs[0]["changes"]} == {
+        "raised.py", "gone.py", "fresh.py", "uncommitted.py"
+    }  # fmt: skip

@@ -338,3 +338,18 @@ def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
     assert kinds["raised.py"] == ["est_time"] and kinds["gone.py"] == ["file-removed"]
     assert kinds["uncommitted.py"] == ["new-file"] and kinds["fresh.py"] == ["new-file"]
     assert [p.file.rsplit("/", 1)[-1] for p in incremental.errors_introduced] == ["broken_later.py"]
+
+
+def test_changed_files_that_are_not_python_are_not_read_as_guard_tables(tmp_path: Path):
+    """A PR that edits prose (README.md) has no guard table to check and nothing to report."""
+    from ci_budget.app.diff import DiffOptions, build
+    from ci_budget.app.settings import Settings
+
+    t = "test/registered/"
+    repo, _ = _repo(
+        tmp_path,
+        {t + "a.py": _reg(10), "README.md": "# Title\n"},
+        {"README.md": "# Title\n\nSome prose: it is.\n", t + "a.py": _reg(20)},
+    )
+    report = build(Settings(repo), DiffOptions(base="HEAD~1"))
+    assert report.arch_problems == [] and [c.kinds for c in report.changes] == [["est_time"]]

@@ -21,6 +21,7 @@ class DiffOptions:
     fail_on: str = "never"
     post: bool = False
     pr: int | None = None
+    cache: Path | None = None  # scan results by git object id (see workspace.scan_cache)
 
 
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
@@ -68,55 +69,95 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
 def build(settings, options: DiffOptions):
     """The StaticReport of the working tree against `options.base`; AppError on bad input."""
     from ci_budget.budget.diff import build_static
-    from ci_budget.workspace.scan import discover, scan_files
+    from ci_budget.workspace.git import GitError, changed_files, resolve, tree_blobs
+    from ci_budget.workspace.scan import discover
+    from ci_budget.workspace.scan_cache import BlobCache
 
     root, config = settings.root, settings.config
+    try:
+        commit = resolve(root, options.base)
+        base_blobs = tree_blobs(root, commit, config)
+        changed = changed_files(root, commit)
+    except GitError as exc:
+        raise AppError(f"--base {options.base}: {exc}") from None
     head_files = discover(root, config)
-    head_scan = scan_files(root, head_files, config)
-    commit, base_files, base_scan = _base_scan(settings, options.base, set(head_files), head_scan)
-    history = _history(options.history)
-    notes: list[str] = []
-    arch_rows, arch_problems = _changed_table_rows(settings, commit, notes)
+    cache = BlobCache(options.cache, config) if options.cache is not None else None
+    # A file git says is unchanged since the base has the base's content in the working tree.
+    skip = set(changed)
+    unchanged = {
+        rel: base_blobs[rel] for rel in head_files if rel in base_blobs and rel not in skip
+    }
+    head = _head_scans(root, head_files, unchanged, config, cache)
+    base_scan = _base_scan(settings, commit, base_blobs, unchanged, head, cache)
+    if cache is not None:
+        cache.save()
+    arch_rows, arch_problems = _changed_table_rows(settings, changed)
     return build_static(
         base_scan,
-        head_scan,
-        base_files,
+        merge_in_order(head, head_files),
+        set(base_blobs),
         set(head_files),
         config,
         base_ref=options.base,
         base_commit=commit,
-        history=history,
+        history=_history(options.history),
         arch_rows=arch_rows,
         arch_problems=arch_problems,
-        extra_notes=notes,
     )
 
 
-def _base_scan(
-    settings, base: str, head_files: set[str], head_scan: RegistryScan
-) -> tuple[str, set[str], RegistryScan]:
-    """(commit, test files, their scan) at the base. A file git says is unchanged since the base
-    has the base's content in the working tree, so its records are the head scan's: only the
-    files the PR changed are read from git and parsed (a PR touches a handful of ~2,000)."""
-    from ci_budget.registry.parse import by_file, merge, scan_source
-    from ci_budget.workspace.git import GitError, changed_files, list_files, read_blobs, resolve
+def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
+    from ci_budget.registry.parse import merge
+
+    return merge(scans[rel] for rel in rels if rel in scans)
+
+
+def _head_scans(root, head_files: list[str], unchanged: dict, config, cache) -> dict:
+    """{rel: scan} of the working tree's test files; with a cache, only files whose content
+    it has not seen (by object id) are read and parsed."""
+    from ci_budget.workspace.scan import scan_each
+
+    scans: dict[str, RegistryScan] = {}
+    todo = []
+    for rel in head_files:
+        hit = cache.get("fast", unchanged[rel], rel) if cache and rel in unchanged else None
+        if hit is None:
+            todo.append(rel)
+        else:
+            scans[rel] = hit
+    fresh = scan_each(root, todo, config)
+    for rel, scan in fresh.items():
+        if cache is not None and rel in unchanged:
+            cache.put("fast", unchanged[rel], rel, scan)
+    scans.update(fresh)
+    return scans
+
+
+def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, cache):
+    """The base's scan. Unchanged files' records are the head's: only the files the PR changed
+    are read from git and parsed (a PR touches a handful of ~2,000)."""
+    from ci_budget.registry.parse import scan_source
+    from ci_budget.workspace.git import GitError, read_blobs
 
     root, config = settings.root, settings.config
+    scans = {rel: head[rel] for rel in unchanged}
+    todo = []
+    for rel, blob in base_blobs.items():
+        if rel not in scans:
+            hit = cache.get("full", blob, rel) if cache is not None else None
+            if hit is None:
+                todo.append(rel)
+            else:
+                scans[rel] = hit
     try:
-        commit = resolve(root, base)
-        files = list_files(root, commit, config)
-        changed = set(changed_files(root, commit))
-        head = by_file(head_scan)
-        reused = {rel for rel in files if rel not in changed and rel in head_files}
-        blobs = read_blobs(root, commit, [rel for rel in files if rel not in reused])
+        blobs = read_blobs(root, commit, todo)
     except GitError as exc:
-        raise AppError(f"--base {base}: {exc}") from None
-    scans = (
-        head.get(rel, RegistryScan()) if rel in reused else scan_source(blobs[rel], rel, config)
-        for rel in files
-        if rel in reused or rel in blobs
-    )
-    return commit, set(files), merge(scans)
+        raise AppError(f"--base {commit}: {exc}") from None
+    for rel, raw in blobs.items():
+        scans[rel] = scan_source(raw, rel, config)
+        if cache is not None:
+            cache.put("full", base_blobs[rel], rel, scans[rel])
+    return merge_in_order(scans, base_blobs)
 
 
 def _history(path: Path | None):
@@ -131,15 +172,10 @@ def _history(path: Path | None):
         raise AppError(f"--history: {exc}") from None
 
 
-def _changed_table_rows(settings, commit: str, notes: list[str]) -> tuple[list, list]:
-    """Guard-table rows and problems of the files changed since the base commit."""
+def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
+    """Guard-table rows and problems of the Python files changed since the base commit."""
     from ci_budget.app.tables import table_rows
-    from ci_budget.workspace.git import GitError, changed_files
 
     root = settings.root
-    try:
-        changed = [rel for rel in changed_files(root, commit) if (root / rel).is_file()]
-    except GitError as exc:
-        notes.append(f"architecture tables not checked: {exc}")
-        return [], []
-    return table_rows(settings, changed)
+    files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
+    return table_rows(settings, files)

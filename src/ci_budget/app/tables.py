@@ -14,8 +14,10 @@ def table_rows(
     settings, rels: list[str], ci_arch: str | None = None
 ) -> tuple[list[ArchRow], list[Problem]]:
     """Flagged rows and problems of the repo-relative files `rels` (see `arch.flags`)."""
-    rows, problems, _ = table_rows_and_classes(settings, rels, ci_arch)
-    return rows, problems
+    from ci_budget.workspace.guards import rows_for_files
+
+    rows, problems = rows_for_files(settings.root, rels, settings.config, ci_arch)
+    return list(rows), list(problems)
 
 
 def table_rows_and_classes(settings, rels: list[str], ci_arch: str | None = None):

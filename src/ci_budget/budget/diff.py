@@ -77,9 +77,7 @@ def _cost(reg: Registration | None, config: Config) -> float | None:
     return None if (g := runner_gpus(reg, reg.suite, config)[1]) is None else reg.est_time * g
 
 
-def _change(before: Registration | None, after: Registration | None, config: Config) -> Change:
-    ref = after or before
-    assert ref is not None
+def _kinds(before: Registration | None, after: Registration | None) -> list[str]:
     kinds = []
     if before is not None and after is not None:
         if before.suite != after.suite:
@@ -90,6 +88,13 @@ def _change(before: Registration | None, after: Registration | None, config: Con
             kinds.append("disabled")
         elif after.enabled and not before.enabled:
             kinds.append("enabled")
+    return kinds
+
+
+def _change(before: Registration | None, after: Registration | None, config: Config) -> Change:
+    ref = after or before
+    assert ref is not None
+    kinds = _kinds(before, after)
     cost_before, cost_after = _cost(before, config), _cost(after, config)
     gpu = None if cost_before is None or cost_after is None else cost_after - cost_before
     return Change(
@@ -132,9 +137,8 @@ def diff_registrations(
                 left_old.append(old)
                 continue
             unmatched_new.remove(same)
-            change = _change(old, same, config)
-            if change.kinds:
-                changes.append(change)
+            if _kinds(old, same):  # an unchanged registration (nearly all of them) costs nothing
+                changes.append(_change(old, same, config))
         for old, new in zip(left_old, unmatched_new, strict=False):  # suite moves
             changes.append(_change(old, new, config))
         for old in left_old[len(unmatched_new) :]:

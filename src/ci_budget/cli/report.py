@@ -77,6 +77,14 @@ def _add_outputs(p) -> None:
     p.add_argument(
         "--history", type=Path, default=None, metavar="FILE", help="timing history for --base"
     )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --base: reuse scan results of files whose git object id it has seen "
+        "(a JSON file; created or updated)",
+    )
 
 
 def run(args) -> int:
@@ -93,6 +101,7 @@ def run(args) -> int:
             fail_on=args.fail_on,
             post=args.post,
             pr=args.pr,
+            cache=args.cache,
         )
         return diff(settings(args), options)
     from ci_budget.app.report import ReportOptions, report

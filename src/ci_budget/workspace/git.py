@@ -84,12 +84,21 @@ def selected(rel: str, config: Config) -> bool:
     )
 
 
+def tree_blobs(root: Path, commit: str, config: Config) -> dict[str, str]:
+    """{rel: object id} of the test files at `commit`, sorted by path, from one `git ls-tree`.
+    A blob's id names its content, so a cache can be consulted without reading any file."""
+    out = _git(root, "ls-tree", "-r", "-z", commit, "--", *glob_dirs(config.test_globs))
+    found = {}
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, rel = entry.partition("\t")
+        kind = meta.split(" ")
+        if rel and len(kind) == 3 and selected(rel, config):
+            found[rel] = kind[2]
+    return dict(sorted(found.items()))
+
+
 def list_files(root: Path, commit: str, config: Config) -> list[str]:
-    out = _git(
-        root, "ls-tree", "-r", "-z", "--name-only", commit, "--", *glob_dirs(config.test_globs)
-    )
-    names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
-    return sorted({n for n in names if selected(n, config)})
+    return list(tree_blobs(root, commit, config))
 
 
 def read_blobs(root: Path, commit: str, rels: list[str]) -> dict[str, bytes]:

@@ -22,15 +22,18 @@ def rows_for_files(
 ) -> tuple[list[ArchRow], list[Problem]]:
     """Flagged rows and problems of the given repo-relative files. `ci_arch` None: each file's
     registered runner config, else its docstring's "CI runs X" hint."""
-    rows, problems, _ = guard_files(root, rels, config, ci_arch)
+    rows, problems, _ = guard_files(root, rels, config, ci_arch, classes=False)
     return rows, problems
 
 
-def guard_files(root: Path, rels: list[str], config: Config, ci_arch: str | None = None):
-    """(rows, problems, classes): `classes` maps each file to the class names it defines."""
+def guard_files(
+    root: Path, rels: list[str], config: Config, ci_arch: str | None = None, classes: bool = True
+):
+    """(rows, problems, classes): `classes` maps each file to the class names it defines (left
+    empty with `classes=False`, which saves a second parse of every file)."""
     rows: list[ArchRow] = []
     problems: list[Problem] = []
-    classes: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
     for rel in rels:
         source, problem = read_source(root, rel)
         if source is None:
@@ -39,5 +42,6 @@ def guard_files(root: Path, rels: list[str], config: Config, ci_arch: str | None
         found, probs = flagged_rows(rel, source, config, ci_arch)
         rows.extend(found)
         problems.extend(probs)
-        classes[rel] = class_names(source)
-    return rows, problems, classes
+        if classes:
+            names[rel] = class_names(source)
+    return rows, problems, names
