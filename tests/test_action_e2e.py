@@ -182,6 +182,7 @@ def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, **
         github=github,
         env=env,
         replace={"testenv": {"python": sys.executable}},
+        cache_store=tmp_path / "actions-cache",
         **kw,
     )
     runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
@@ -339,6 +340,9 @@ def test_fork_pr_labelled_then_pushed_to_runs_only_the_approved_commit(
     jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", opened)
     assert jobs["plan"][0].result == "skipped" and [r.result for r in jobs["run"]] == ["skipped"]
     assert jobs["budget"][0].result == "success", explain(jobs)
+    # the static report's scan cache, saved in the PR's own scope only
+    [saved] = (tmp_path / "actions-cache").glob("*/ci-budget-scan-*/ci-budget-scan.json")
+    assert saved.parts[-3] == f"refs_pull_{PR}_merge" and json.loads(saved.read_text())["entries"]
 
     labeled = pull_event(github_standin, "labeled", origin, ["run-ci"], "run-ci", fork=True)
     jobs = run_workflow(

@@ -129,6 +129,7 @@ class Runner:
         vars: dict[str, str] | None = None,
         replace: dict[str, dict[str, str]] | None = None,
         between_jobs: Callable[[str, JobRun], None] | None = None,
+        cache_store: Path | None = None,
     ):
         self.origin = origin
         self.work = work
@@ -140,6 +141,8 @@ class Runner:
         self.between_jobs = between_jobs
         self.artifacts = work / "artifacts"
         self.artifacts.mkdir(parents=True, exist_ok=True)
+        # actions/cache: one folder per scope and key; shared by the runs of one test
+        self.caches = cache_store or work / "caches"
         self.event_path = work / "event.json"
         self.event_path.write_text(json.dumps(github["event"]), encoding="utf-8")
 
@@ -295,6 +298,42 @@ class Runner:
                 shutil.copy2(f, target / f.name)
         return f"downloaded {names}"
 
+    def _cache_scopes(self) -> list[str]:
+        """Where a run may restore from: its own ref, and for a PR the base branch (GitHub's
+        cache isolation); it saves into its own ref's scope only."""
+        ref = str(self.github.get("ref") or "refs/heads/main")
+        event = self.github["event"]
+        base = (event.get("pull_request") or {}).get("base", {}).get("ref")
+        return [ref] + ([f"refs/heads/{base}"] if base else [])
+
+    def _cache_restore(self, with_: dict, job: _JobState) -> tuple[str, str]:
+        path = Path(str(with_["path"]))
+        key = str(with_["key"])
+        prefixes = [k.strip() for k in str(with_.get("restore-keys", "")).splitlines() if k.strip()]
+        hit, log = "false", f"cache not found for {key}"
+        for scope in self._cache_scopes():
+            store = self.caches / scope.replace("/", "_")
+            found = [store / key] if (store / key).is_dir() else []
+            for prefix in prefixes:
+                newest = sorted(store.glob(_glob_escape(prefix) + "*"), key=_age)
+                found += newest
+            if found:
+                hit = "true" if found[0].name == key else "false"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(found[0] / path.name, path)
+                log = f"restored {found[0].name} from {scope}"
+                break
+        job.post.append(lambda: self._cache_save(path, key, hit))
+        return hit, log
+
+    def _cache_save(self, path: Path, key: str, hit: str) -> str:
+        store = self.caches / self._cache_scopes()[0].replace("/", "_") / key
+        if hit == "true" or store.exists() or not path.is_file():
+            return f"not saved: {key}"
+        store.mkdir(parents=True)
+        shutil.copy2(path, store / path.name)
+        return f"saved {key}"
+
     # --- jobs --------------------------------------------------------------------------------
     def run_workflow(self, path: Path) -> dict[str, JobRun | list[JobRun]]:
         wf = load_yaml(path)
@@ -389,6 +428,8 @@ class Runner:
             job.steps.append(result)
             if result.id:
                 steps_ctx[result.id] = {"outputs": result.outputs, "outcome": result.outcome}
+        for post in job.post if not failed else []:  # actions/cache saves after a success
+            job.steps.append(Step("post", None, "success", log=post()))
         run.steps = job.steps
         run.summary = job.summary
         run.result = "failure" if failed else "success"
@@ -415,6 +456,9 @@ class Runner:
                 return Step(name, step.get("id"), "success", log=self._upload(with_, job))
             if action == "actions/download-artifact":
                 return Step(name, step.get("id"), "success", log=self._download(with_, job))
+            if action == "actions/cache":
+                hit, log = self._cache_restore(with_, job)
+                return Step(name, step.get("id"), "success", {"cache-hit": hit}, log)
         except (subprocess.CalledProcessError, RuntimeError) as exc:
             return Step(name, step.get("id"), "failure", log=str(exc))
         raise Unsupported(f"uses: {uses}")
@@ -432,6 +476,15 @@ class _JobState:
         self.summary = ""
         self.steps: list[Step] = []
         self.counter = 0  # every bash step, the action's included, gets its own files
+        self.post: list[Callable[[], str]] = []  # post steps (actions/cache's save)
+
+
+def _age(path: Path) -> int:
+    return -path.stat().st_mtime_ns  # newest first, as restore-keys pick
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _text(value: Any) -> str:
