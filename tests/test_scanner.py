@@ -44,6 +44,39 @@ TRICKY = {
     "continuation": 'x = 1 + \\\n0\nregister_cuda_ci(6, "s")\n' + MAIN,
     "crlf": 'register_cuda_ci(6, "s")\r\nif __name__ == "__main__":\r\n    main()\r\n',
     "bom": '\ufeffregister_cuda_ci(6, "s")\n' + MAIN,
+    # the lexer before the first registration, and the statements around other calls
+    "fstring_before": 'x = f"{a!r}("\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "future_import": 'from __future__ import annotations\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "utf8_cookie": '# -*- coding: utf-8 -*-\nimport os\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "latin1_cookie": '# -*- coding: latin-1 -*-\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "escapes_before": 'X = "a\\"b(" + \'c\\\\\'\nY = """q(""" + r"\\\\"\nZ = (1,\n 2)\n'
+    + 'register_cuda_ci(6, "s")\n'
+    + MAIN,
+    "block_opener_before": 'if A:\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "comment_opener_before": "if A:  # why\n    pass\n# done\nregister_cuda_ci(6, 's')\n" + MAIN,
+    "decorator_before": '@deco\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "unclosed_bracket_before": 'X = (\nregister_cuda_ci(6, "s")\n' + MAIN,
+    "lone_cr": 'import os\rregister_cuda_ci(6, "s")\n' + MAIN,
+    "null_byte": 'register_cuda_ci(6, "s")\n# \0\n' + MAIN,
+    "indented_call_after": 'register_cuda_ci(6, "s")\nif FLAG:\n    register_cuda_ci(5, "x")\n\n'
+    + "class A:\n    pass\n"
+    + MAIN,
+    "only_indented_call": 'import os\nif FLAG:\n    register_cuda_ci(5, "x")\n' + MAIN,
+    "attribute_call_before": 'import m\nm.register_cuda_ci(1, "x")\nregister_cuda_ci(6, "s")\n'
+    + MAIN,
+    "commented_call_in_class": 'register_cuda_ci(6, "s")\n\nclass A:\n    # register_cuda_ci(5)\n'
+    + "    def t(self):\n        pass\n"
+    + MAIN,
+    "decorated_stray": 'register_cuda_ci(6, "s")\n@deco\ndef f():\n    register_cuda_ci(1, "x")\n'
+    + MAIN,
+    "else_branch_stray": 'register_cuda_ci(6, "s")\nif A:\n    pass\nelse:\n    register_cuda_ci(1)\n'
+    + MAIN,
+    "call_after_comment": 'x = [register_cuda_ci  # c\n  (5, "s")]\nregister_cuda_ci(6, "t")\n'
+    + MAIN,
+    "name_then_comment_line": 'register_cuda_ci  # why\n(6, "s")\n' + MAIN,
+    "main_with_arguments": 'register_cuda_ci(6, "s")\nif __name__ == "__main__":\n'
+    + "    unittest.main(verbosity=2, exit=False)\n",
+    "main_mixed_indent": 'register_cuda_ci(6, "s")\nif __name__ == "__main__":\n    a()\n  b()\n',
 }
 
 
@@ -51,6 +84,14 @@ TRICKY = {
 def test_tricky_sources_match_the_full_parse(name):
     raw = TRICKY[name].encode()
     assert scan_source_fast(raw, "t.py", Config()) == scan_source(raw, "t.py", Config())
+
+
+def test_a_syntax_error_outside_the_parsed_parts_is_left_to_the_full_scan():
+    """The documented difference: the fast path parses the registrations, the statements around
+    other calls of a name and the main block; a broken import line is for `scan --full`."""
+    raw = b'imoprt os\nregister_cuda_ci(6, "s")\n' + MAIN.encode()
+    assert [r.suite for r in scan_source_fast(raw, "t.py", Config()).registrations] == ["s"]
+    assert scan_source(raw, "t.py", Config()).errors[0].message.startswith("cannot parse")
 
 
 def test_generated_tree_matches_the_full_parse(tmp_path):

@@ -2,19 +2,25 @@
 
 Parsing a whole test file builds thousands of AST nodes that a registry never looks at. A
 registration is a top-level statement, normally right after the imports, so the fast path parses:
-- the *prefix* of the file up to the end of its last column-0 `register_*_ci(` statement — a
-  prefix that parses is a complete run of top-level statements, so its AST is the file's own;
-- the *tail* from the last column-0 `if __name__` line, to see whether the main block runs something.
-Anything the fast path cannot prove (a name or `__main__` between prefix and tail, a prefix or tail
-that does not parse, no column-0 candidate) falls back to the full parse, so the output is identical
-for every file that parses. The one difference, documented: a syntax error *between* the last
-registration and the main block is not seen by the fast path (`ci-budget scan --full` finds it).
-Pure: bytes in, scan out.
+- the *registrations*: from the first column-0 `register_*_ci(` line to the end of the last one's
+  statement. A lexer (strings, comments, brackets, line joins) proves the first line starts a new
+  top-level statement; when it cannot, the whole prefix of the file up to there is parsed instead
+  (a prefix that parses is a complete run of top-level statements, so its AST is the file's own);
+- the *tail* from the last column-0 `if __name__` line, to see whether the main block runs
+  something (the plain `if __name__ == "__main__":` + calls form is recognised without parsing).
+Anything the fast path cannot prove (a name or `__main__` outside the parsed parts, a part that
+does not parse, an f-string or encoding declaration before the registrations, no column-0
+candidate) falls back to the full parse, so the output is identical for every file that parses.
+The one difference, documented: a syntax error *outside* the registrations and the main block
+(in the imports before them, or between them) is not seen by the fast path (`ci-budget scan
+--full` finds it; Python itself does when the file runs). Pure: bytes in, scan out.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
 
 from ci_budget.config import Config
 from ci_budget.models import RegistryScan
@@ -26,16 +32,45 @@ from ci_budget.registry.parse import (
 )
 
 BOM = b"\xef\xbb\xbf"
+# What the lexer stops at: a comment, a quote, a bracket, a backslash.
+EVENT = re.compile(rb"[#'\"()\[\]{}\\]")
+STRING_PREFIX = b"rRbBuUfF"
+# Up to 3.11 the tokenizer reads an f-string as a plain string; from 3.12 its braces may hold
+# the same quotes, which this lexer does not follow (it then leaves the file to the parser).
+FSTRING_NESTS = sys.version_info >= (3, 12)
+CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)  # PEP 263
+# `if __name__ == "__main__":` and a block of plain calls (`unittest.main()`), at the end.
+_NAME = rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+_ARG = rb"(?:[A-Za-z_]\w*=)?(?:" + _NAME + rb"|\d+)"
+_CALL = _NAME + rb"\((?:" + _ARG + rb"(?:, ?" + _ARG + rb")*)?\)[ \t]*\r?\n"
+PLAIN_MAIN = re.compile(
+    rb"if __name__ == (?:\"__main__\"|'__main__'):[ \t]*\r?\n"
+    rb"(?P<ind>[ \t]+)" + _CALL + rb"(?:(?P=ind)" + _CALL + rb")*[ \t\r\n]*"
+)
 
 
 def is_ident(c: int) -> bool:
     return c == 0x5F or 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A or c >= 0x80
 
 
-def call_sites(raw: bytes, names: list[bytes]) -> list[int] | None:
-    """Offsets of column-0 `NAME(` lines, or None when some other call of a name exists
-    (indented, after an attribute dot, ...): then only the full parse knows what it is."""
-    found = []
+def _next_code(raw: bytes, at: int) -> bytes:
+    """Up to 40 bytes of what follows `at`, blanks and whole comments skipped (a call may go on
+    after a comment); empty when that is more than a few lines away."""
+    for _ in range(5):
+        window = raw[at : at + 40]
+        after = window.lstrip()
+        if after[:1] != b"#":
+            return after
+        at = raw.find(b"\n", at + len(window) - len(after))  # the end of the comment's line
+        if at == -1:
+            return b""
+    return b""
+
+
+def name_sites(raw: bytes, names: list[bytes]) -> tuple[list, list, list] | None:
+    """Offsets of (column-0 `NAME(` lines, other `NAME(` calls: indented or after an attribute
+    dot, other mentions: imports, stubs, prose); None when unsure what one is."""
+    calls, others, loose = [], [], []
     for name in names:
         pos = raw.find(name)
         while pos != -1:
@@ -45,15 +80,18 @@ def call_sites(raw: bytes, names: list[bytes]) -> list[int] | None:
             ):
                 pos = raw.find(name, end)
                 continue
-            after = raw[end : end + 40].lstrip()
-            if after.startswith(b"("):
-                before = raw[max(0, pos - 40) : pos]
-                if before.endswith(b"\n") or raw[:pos] in (b"", BOM):
-                    found.append(pos)
-                elif not before.rstrip(b" \t").endswith(b"def"):
-                    return None  # a call that is not a top-level statement, or attribute call
+            after = _next_code(raw, end)
+            before = raw[max(0, pos - 40) : pos]
+            if (not after and end + 40 < len(raw)) or after[:1] in (b"#", b"\\"):
+                return None  # a line join or many blanks: a call may follow unseen
+            if not after.startswith(b"(") or before.rstrip(b" \t").endswith(b"def"):
+                loose.append(pos)
+            elif before.endswith(b"\n") or raw[:pos] in (b"", BOM):
+                calls.append(pos)
+            else:
+                others.append(pos)
             pos = raw.find(name, end)
-    return sorted(found)
+    return sorted(calls), sorted(others), sorted(loose)
 
 
 def statement_end(raw: bytes, start: int) -> int | None:
@@ -88,43 +126,179 @@ def statement_end(raw: bytes, start: int) -> int | None:
     return None
 
 
+def _string_end(raw: bytes, at: int, end: int) -> int | None:
+    """End of the string literal whose opening quote is at `at`; None when unsure (an f-string,
+    whose braces may hold quotes, or no close before `end`)."""
+    lead = at
+    while lead > 0 and raw[lead - 1] in STRING_PREFIX and at - lead < 2:
+        lead -= 1
+    if (FSTRING_NESTS and b"f" in raw[lead:at].lower()) or (lead and is_ident(raw[lead - 1])):
+        return None  # an f-string that may nest quotes, or a quote right after a name
+    quote = raw[at : at + 3] if raw[at : at + 3] in (b'"""', b"'''") else raw[at : at + 1]
+    pos = at + len(quote)
+    while True:
+        close = raw.find(quote, pos, end)
+        if close == -1 or (len(quote) == 1 and b"\n" in raw[pos:close]):
+            return None
+        slashes = 0
+        while raw[close - 1 - slashes] == 0x5C:
+            slashes += 1
+        if slashes % 2 == 0:  # not an escaped quote (the same rule in raw strings)
+            return close + len(quote)
+        pos = close + 1
+
+
+def starts_statement(raw: bytes, end: int) -> bool:
+    """Whether the line starting at `end` is a new top-level statement: not inside a string or
+    brackets, not joined to the line before, not the body a `:` or a decorator line asks for.
+    False whenever unsure."""
+    depth, pos = 0, 0
+    while (event := EVENT.search(raw, pos, end)) is not None:
+        at, c = event.start(), raw[event.start()]
+        if c == 0x23:  # a comment, to the end of its line
+            newline = raw.find(b"\n", at, end)
+            pos = end if newline == -1 else newline
+        elif c in b"([{":
+            depth, pos = depth + 1, at + 1
+        elif c in b")]}":
+            depth, pos = depth - 1, at + 1
+        elif c == 0x5C:  # outside a string, only a line join is valid
+            return False
+        else:
+            string_end = _string_end(raw, at, end)
+            if string_end is None:
+                return False
+            pos = string_end
+        if depth < 0:
+            return False
+    if depth:
+        return False
+    lines = (ln.strip() for ln in reversed(raw[:end].splitlines()))
+    last = next((ln for ln in lines if ln and not ln.startswith(b"#")), b"")
+    return not (last.endswith(b":") or last.startswith(b"@") or b"#" in last and b":" in last)
+
+
+def _parse_from(raw: bytes, start: int, end: int, rel: str) -> ast.Module:
+    """`raw[start:end]` (whole lines) parsed with the file's own line numbers."""
+    return ast.parse(b"\n" * raw.count(b"\n", 0, start) + raw[start:end], filename=rel)
+
+
+def reads_plainly(raw: bytes) -> bool:
+    """Whether any whole lines of the file parse alone as they do in place: UTF-8 without a BOM
+    or another declared encoding, `\\n` or `\\r\\n` line ends, not the grammar-changing future
+    import, no null byte."""
+    cookie = CODING.search(b"\n".join(raw.split(b"\n", 2)[:2]))
+    return not (
+        raw.startswith(BOM)
+        or (cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"))
+        or raw.count(b"\r") != raw.count(b"\r\n")
+        or b"barry_as_FLUFL" in raw
+        or b"\0" in raw
+    )
+
+
+def _registrations_start(raw: bytes, first: int) -> int:
+    """Where to start parsing: the first candidate's line when it provably starts a top-level
+    statement and no main block comes before it, else the start of the file."""
+    if not first or b"__main__" in raw[:first]:
+        return 0
+    return first if starts_statement(raw, first) else 0
+
+
+def _code_line(raw: bytes, at: int) -> bool:
+    return at < len(raw) and raw[at] not in b" \t\r\n\x0c#"
+
+
+def _enclosing(raw: bytes, at: int) -> tuple[int, int] | None:
+    """(start, end) of the top-level statement around offset `at`: from the nearest column-0
+    line that provably starts a statement to the next one (or the end). None when unsure."""
+    lo = raw.rfind(b"\n", 0, at) + 1
+    tries = 20  # column-0 lines tried each way (each try lexes from the start)
+    while not (_code_line(raw, lo) and (tries := tries - 1) >= 0 and starts_statement(raw, lo)):
+        if lo == 0 or tries < 0:
+            return None
+        lo = raw.rfind(b"\n", 0, lo - 1) + 1
+    tries = 20
+    hi = raw.find(b"\n", at)
+    while hi != -1:
+        hi += 1
+        if _code_line(raw, hi) and ((tries := tries - 1) < 0 or starts_statement(raw, hi)):
+            return (lo, hi) if tries >= 0 else None
+        hi = raw.find(b"\n", hi)
+    return lo, len(raw)
+
+
+def _stray_chunks(raw: bytes, others: list[int], regs: tuple[int, int], body_end: int):
+    """The statements holding calls of a name that are not registrations (indented, attribute
+    calls), outside the registrations `regs` and the main block; None when unsure."""
+    chunks: list[tuple[int, int]] = []
+    for at in others:
+        if chunks and chunks[-1][0] <= at < chunks[-1][1]:
+            continue
+        span = _enclosing(raw, at)
+        if span is None or b"__main__" in raw[span[0] : span[1]]:
+            return None
+        if not (span[1] <= regs[0] or regs[1] <= span[0] and span[1] <= body_end):
+            return None
+        chunks.append(span)
+    return chunks
+
+
+def _no_registration(rel: str, config: Config) -> RegistryScan:
+    scan = FileScan(rel, config)
+    scan.warn(None, NO_REGISTRATION)
+    return scan.result()
+
+
 def scan_source_fast(raw: bytes, rel: str, config: Config) -> RegistryScan:
     """Same result as `registry.scan_source` for every file that parses, parsing only what counts."""
     if not mentions_registration(raw, config):
-        scan = FileScan(rel, config)
-        scan.warn(None, NO_REGISTRATION)
-        return scan.result()
+        return _no_registration(rel, config)
     names = [n.encode() for n in config.register_functions]
-    candidates = call_sites(raw, names)
-    if candidates is None:
-        return scan_source(raw, rel, config)
-    if not candidates:  # names only in imports, stubs or prose: no call, so no registration
-        scan = FileScan(rel, config)
-        scan.warn(None, NO_REGISTRATION)
-        return scan.result()
-    prefix_end = statement_end(raw, candidates[-1])
+    sites = name_sites(raw, names)
+    if sites is not None and not sites[0] and not sites[1]:
+        return _no_registration(rel, config)  # names only in imports, stubs or prose: no call
+    fast = _scan_parts(raw, rel, config, sites) if sites and reads_plainly(raw) else None
+    return scan_source(raw, rel, config) if fast is None else fast
+
+
+def _scan_parts(raw: bytes, rel: str, config: Config, sites) -> RegistryScan | None:
+    """The scan from the registrations, the statements around other calls of a name and the
+    main block; None when the full parse must decide."""
+    calls, others, _ = sites
+    prefix_end = statement_end(raw, calls[-1]) if calls else 0
     if prefix_end is None:
-        return scan_source(raw, rel, config)
+        return None
     main_at = raw.rfind(b"\nif __name__")
-    tail_start = main_at + 1 if main_at + 1 >= prefix_end else None
-    middle = raw[prefix_end:tail_start] if tail_start is not None else raw[prefix_end:]
-    if b"__main__" in middle or any(n in middle for n in names):
-        return scan_source(raw, rel, config)
+    tail_start = main_at + 1 if main_at != -1 and main_at + 1 >= prefix_end else None
+    body_end = len(raw) if tail_start is None else tail_start
+    if b"__main__" in raw[prefix_end:body_end]:
+        return None
+    start = _registrations_start(raw, calls[0]) if calls else 0
+    chunks = _stray_chunks(raw, others, (start, prefix_end), body_end)
+    if chunks is None:
+        return None
+    plain_main = tail_start is not None and PLAIN_MAIN.fullmatch(raw, tail_start) is not None
     try:
-        prefix = ast.parse(raw[:prefix_end], filename=rel)
-        tail = ast.parse(raw[tail_start:], filename=rel) if tail_start is not None else None
+        prefix = _parse_from(raw, start, prefix_end, rel)
+        strays = [_parse_from(raw, lo, hi, rel) for lo, hi in chunks]
+        tail = None
+        if tail_start is not None and not plain_main:
+            tail = _parse_from(raw, tail_start, len(raw), rel)
     except (SyntaxError, ValueError):
-        return scan_source(raw, rel, config)  # the full parse reports the real error
-    # Every call site of a name is a column-0 candidate, so there are no stray calls to report.
+        return None  # the full parse reports the real error
     scan = FileScan(rel, config)
     seen = scan.top_level(prefix.body)
-    if len(seen.ids) != len(candidates):  # a candidate inside brackets or a string
-        return scan_source(raw, rel, config)
-    if tail is not None:
-        ast.increment_lineno(tail, raw.count(b"\n", 0, tail_start))
-        tail_seen = scan.top_level(tail.body)
-        if not tail_seen.has_main and b"__main__" in raw[:prefix_end]:
-            return scan_source(raw, rel, config)
-        seen.has_main = seen.has_main or tail_seen.has_main
+    if len(seen.ids) != len(calls):  # a candidate inside brackets or a string
+        return None
+    for tree in strays:
+        if scan.top_level(tree.body).ids:  # a registration the name scan did not see
+            return None
+        scan.stray_calls(tree, seen)
+    if tail_start is not None:
+        tail_main = plain_main or scan.top_level(tail.body).has_main
+        if not tail_main and b"__main__" in raw[:prefix_end]:
+            return None
+        seen.has_main = seen.has_main or tail_main
     scan.finish(seen.has_main)
     return scan.result()
