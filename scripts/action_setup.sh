@@ -65,7 +65,7 @@ fetch_uv() {
   command -v curl >/dev/null 2>&1 || return 1
   mkdir -p "$cache"
   tmp=$(mktemp -d "$cache/.uv-XXXXXX")
-  if curl --fail --silent --show-error --location --proto '=https' --connect-timeout 10 \
+  if curl --fail --silent --show-error --location --proto '=https' --connect-timeout 5 \
     --max-time 120 --output "$tmp/uv.whl" "$url" &&
     "$bootstrap" -I - "$tmp/uv.whl" "$sha" "$tmp/uv" <<'PY' && "$tmp/uv" --version >/dev/null 2>&1; then
 import hashlib, os, sys, zipfile

@@ -72,8 +72,8 @@ def runner_temp(tmp_path_factory, project):
     assert subprocess.run(
         [written["cli"], "--version"], capture_output=True, text=True
     ).stdout.startswith("ci-budget ")
-    # No uv on PATH here: the set-up fetched uv's locked PyPI wheel and installed with it.
-    if shutil.which("uv") is None and platform.system() == "Linux":
+    # No uv on PATH and no mirror: the set-up fetched uv's locked PyPI wheel and used it.
+    if shutil.which("uv") is None and platform.system() == "Linux" and "PIP_INDEX_URL" not in env:
         assert written["installer"].startswith("uv (") and "/ci-budget/uv-" in written["installer"]
     return temp
 
