@@ -29,7 +29,7 @@ if [ "$limit" -gt 0 ] && { [ "$status" = 124 ] || [ "$status" = 137 ]; }; then
     exit 3
 fi
 if [ "$status" != 0 ]; then
-    tail -n 40 mutants.log
+    tr "\r" "\n" <mutants.log | tail -n 40
     echo "mutation: mutmut run failed (exit $status)" >&2
     exit 1
 fi

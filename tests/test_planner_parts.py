@@ -87,3 +87,17 @@ def test_min_shards_defaults():
     # max_shards defaults to 64.
     assert min_shards([(f"t{i}", 10.0) for i in range(100)], 10) == 64
     assert min_shards([("a", 0.1)], 0.5) == 1  # any positive timeout
+
+
+def test_exact_search_keeps_the_first_of_equal_plans():
+    # The optimum, 11, is above the bound (9.7), so the search is exhaustive; 8+2+1 | 7+4 | 7
+    # comes first, 8 | 7+4 | 7+2+1 later with the same makespan.
+    assert _exact([8.0, 7.0, 7.0, 4.0, 2.0, 1.0], 3, 1e9) == ([0, 1, 2, 1, 0, 0], 83)
+
+
+def test_exact_search_stops_counting_at_its_node_limit(monkeypatch):
+    monkeypatch.setattr(planners, "EXACT_NODE_LIMIT", 10)
+    plan_found, nodes = _exact([8.0, 7.0, 7.0, 4.0, 2.0, 1.0], 3, 1e9)
+    assert nodes == 11  # the node past the limit ends the search
+    # The best plan among the leaves reached by then: only the first, 27 | 2 | 0.
+    assert plan_found == [0, 0, 0, 0, 1, 0]

@@ -159,3 +159,20 @@ def test_usage_errors():
     assert str(err.value) == f"no registered files for {S}"
     assert suite_pool([reg("n.py", 5, nightly=True)], [S], nightly=True)[0].file == "n.py"
     assert Job("x.py", 1.0).selection == []
+
+
+def test_shards_follow_the_named_algorithm():
+    # 3 3 2 2 2 in two shards: LPT gives 3+2+2 | 3+2, the best planner 3+3 | 2+2+2.
+    regs = [reg(f"{n}.py", w) for n, w in zip("abcde", [3, 3, 2, 2, 2], strict=True)]
+    assert [j.path for j in select_jobs(regs, [S], partition=(0, 2)).jobs] == [
+        "a.py",
+        "c.py",
+        "e.py",
+    ]
+    best = select_jobs(regs, [S], partition=(0, 2), algorithm="best")
+    assert [j.path for j in best.jobs] == ["a.py", "b.py"]
+
+
+def test_suite_pool_leaves_nightly_registrations_out_by_default():
+    regs = [reg("a.py", 5), reg("n.py", 5, nightly=True)]
+    assert [r.file for r in suite_pool(regs, [S])] == ["a.py"]

@@ -128,10 +128,8 @@ def _by_spec(pool, spec_list, resolve, suites) -> tuple[list[Job], list[Skipped]
             where = f" in suite(s) {', '.join(suites)}" if suites else ""
             raise SelectionError(f"spec {spec!r}: {path} is not a registered test file{where}")
         sel = wanted.setdefault(path, [])
-        if selector is None or sel == [None]:
-            wanted[path] = [None]
-        elif selector not in sel:
-            sel.append(selector)
+        if selector not in sel:
+            sel.append(selector)  # None: the whole file
     jobs, skipped = [], []
     for path, selectors in wanted.items():
         regs = [r for r in by_file[path] if r.enabled]
@@ -139,7 +137,7 @@ def _by_spec(pool, spec_list, resolve, suites) -> tuple[list[Job], list[Skipped]
             skipped.append(_skipped(by_file[path][0]))
             continue
         r = max(regs, key=lambda r: r.est_time)
-        sel = [] if None in selectors else [s for s in selectors if s]
+        sel = [] if None in selectors else list(selectors)
         jobs.append(Job(path, r.est_time, r.suite, r.backend, sel))
     return jobs, skipped
 
