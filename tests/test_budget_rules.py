@@ -18,6 +18,7 @@ from ci_budget.budget.status import (
 )
 from ci_budget.config import Config, parse_config
 from ci_budget.models import (
+    ArchRow,
     BudgetLine,
     FileResult,
     GpuInfo,
@@ -437,3 +438,12 @@ def test_timeout_under_a_budget_that_already_covers_it_suggests_nothing():
     assert (line.status, line.suggestion) == ("timeout", None)
     assert "est_time" not in line.message
     assert line.message.endswith("900s; (the real run time is unknown)")
+
+
+def test_the_report_carries_the_guard_tables_and_their_problems_as_given():
+    rows = (ArchRow(file="t/a.py", line=3, case="kl"), ArchRow(file="t/a.py", line=4, case="x"))
+    problem = Problem(file="t/a.py", line=3, message="no measured value")
+    report = build_report([reg("t/a.py", 60)], [run(res("t/a.py", 30))], CONFIG,
+                          arch_rows=iter(rows), arch_problems=[problem])  # fmt: skip
+    assert report.arch_rows == list(rows)
+    assert problem in report.problems
