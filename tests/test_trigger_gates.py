@@ -380,3 +380,13 @@ def test_shard_count_reads_the_suites_own_settings():
     config = parse_config({"suite-shards": {"base-b-test-1-gpu-large": 4}}, "t")
     assert shard_count(regs, config) == 4
     assert shard_count(regs, Config()) == 1
+
+
+@pytest.mark.parametrize(
+    "ref, ok",
+    [("1a2b3c", False), ("1A2B3C4", True), ("f" * 40, True), ("f" * 41, False), ("1a2b3g4", False)],
+)
+def test_a_fix_commit_is_7_to_40_hex_digits(ref, ok):
+    assert (check_ref(ref) is None) is ok
+    guard = parse_guard_command(f"/verify-guard@{ref} t.py 1a2b3c4")
+    assert (guard.sha == ref.lower() and guard.problems == []) is ok
