@@ -12,21 +12,35 @@ from ci_budget.arch.names import parse_cell
 from ci_budget.arch.table import parse_tables
 from ci_budget.models import ArchCell, ArchRow, Problem
 
+# The last tree parsed, with the very string it came from: a report reads each file's tables
+# and then its class names, so the second read reuses the first parse (one parse per file).
+_last: tuple[str, ast.Module] | None = None
+
 
 def parse_python(source: str, rel: str) -> tuple[ast.Module | None, list[Problem]]:
+    global _last
+    last = _last
+    if last is not None and last[0] is source:  # nothing here edits a tree: it can be shared
+        return last[1], []
     try:
-        return ast.parse(source, filename=rel), []
+        tree = ast.parse(source, filename=rel)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 1
         return None, [Problem(file=rel, line=line, message=f"cannot parse: {exc}")]
+    _last = (source, tree)
+    return tree, []
 
 
 def class_names(source: str) -> set[str]:
     """Names of the classes a file defines (at any depth); empty when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
+    last = _last
+    if last is not None and last[0] is source:
+        tree = last[1]
+    else:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return set()
     return {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
 
