@@ -12,7 +12,7 @@ from benchmarks.gentree import make_tree
 from ci_budget.config import Config
 from ci_budget.registry.fast import scan_source_fast
 from ci_budget.registry.parse import scan_source
-from ci_budget.workspace.scan import discover, scan_paths
+from ci_budget.workspace.scan import discover, glob_files, scan_paths
 
 MAIN = 'if __name__ == "__main__":\n    unittest.main()\n'
 TRICKY = {
@@ -181,3 +181,24 @@ def test_same_size_edit_right_after_the_cache_write_is_seen(tmp_path):
     again = scan_paths(root, [rel], Config(), cache=cache)
     assert first.registrations[0].suite == "suite-a"
     assert again.registrations[0].suite == "suite-b"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["t/**/*.py", "t/*.py", "t/**/test_*.py", "**/*.py", "t/*/x*.py", "t/a/plain.py", "t/**"],
+)
+def test_discovery_walk_finds_what_path_glob_finds(tmp_path, pattern):
+    """Hidden folders, a folder named like a file, symbolic links to files, folders (not
+    followed by `**`, as Path.glob) and nowhere."""
+    root = tmp_path / "repo"
+    for rel in ("t/a/test_1.py", "t/a/plain.py", "t/.hidden/test_2.py", "t/b/c/xtest.py",
+                "t/top.py", "t/a/notes.txt", "elsewhere/test_3.py"):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x = 1\n")
+    (root / "t/dir.py").mkdir()
+    (root / "t/link.py").symlink_to(root / "t/top.py")
+    (root / "t/broken.py").symlink_to(root / "t/nowhere.py")
+    (root / "t/linked").symlink_to(root / "elsewhere", target_is_directory=True)
+    expected = sorted(p.relative_to(root).as_posix() for p in root.glob(pattern) if p.is_file())
+    assert sorted(glob_files(root, pattern)) == expected
+    assert sorted(glob_files(root, "missing/**/*.py")) == []

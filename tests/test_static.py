@@ -353,3 +353,18 @@ def test_changed_files_that_are_not_python_are_not_read_as_guard_tables(tmp_path
     )
     report = build(Settings(repo), DiffOptions(base="HEAD~1"))
     assert report.arch_problems == [] and [c.kinds for c in report.changes] == [["est_time"]]
+
+
+def test_one_double_star_glob_matches_as_the_general_matcher():
+    """The single-`**` shortcut against the general recursive matcher, on every short path."""
+    import itertools
+
+    from ci_budget.workspace.git import _match_parts
+
+    patterns = ["a/**/*.py", "**/*.py", "a/**", "**", "a/b/**/c/*.py", "a/*/**/t_*.py", "a/**/b"]
+    names = ["a", "b", "c", "x.py", "t_1.py", ".h"]
+    for n in range(5):
+        for parts in itertools.product(names, repeat=n):
+            rel = "/".join(parts)
+            for pattern in patterns:
+                assert glob_match(rel, pattern) == _match_parts(rel.split("/"), pattern.split("/"))

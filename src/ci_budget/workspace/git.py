@@ -71,7 +71,17 @@ def _match_parts(parts: list[str], pats: list[str]) -> bool:
 
 
 def glob_match(rel: str, pattern: str) -> bool:
-    return _match_parts(rel.split("/"), pattern.split("/"))
+    parts, pats = rel.split("/"), pattern.split("/")
+    if pats.count("**") != 1:
+        return _match_parts(parts, pats)
+    # One `**` (the usual shape): the parts before it and after it, matched at both ends.
+    cut = pats.index("**")
+    head, tail = pats[:cut], pats[cut + 1 :]
+    return (
+        len(parts) >= len(head) + len(tail)
+        and all(map(fnmatch.fnmatchcase, parts[:cut], head))
+        and all(map(fnmatch.fnmatchcase, parts[len(parts) - len(tail) :], tail))
+    )
 
 
 def selected(rel: str, config: Config) -> bool:

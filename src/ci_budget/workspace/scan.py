@@ -99,16 +99,40 @@ def _excluded(rel: str, config: Config) -> bool:
     return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
 
 
+def _walk(top: str, rel: str, name: str, deep: bool, out: list[str]) -> None:
+    """Files named like `name` in `top` (and, `deep`, in every folder below it that is not a
+    symbolic link: `**` as `Path.glob` reads it), as `rel` + their path."""
+    try:
+        with os.scandir(top) as found:
+            entries = list(found)
+    except OSError:
+        return
+    for entry in entries:
+        if fnmatch.fnmatchcase(entry.name, name) and entry.is_file():
+            out.append(rel + entry.name)
+        if deep and entry.is_dir() and not entry.is_symlink():
+            _walk(entry.path, f"{rel}{entry.name}/", name, deep, out)
+
+
+def glob_files(root: Path, pattern: str) -> list[str]:
+    """Repo-relative paths of the files `root.glob(pattern)` yields. `DIR/**/NAME` and `DIR/NAME`
+    (the usual shapes) walk the folders directly, without a Path object per entry."""
+    *dirs, name = pattern.split("/")
+    deep = bool(dirs) and dirs[-1] == "**"
+    fixed = dirs[:-1] if deep else dirs
+    if "**" in name or any(set("*?[") & set(d) or d in ("", ".", "..", "**") for d in fixed):
+        paths = (p for p in root.glob(pattern) if p.is_file())
+        return [p.relative_to(root).as_posix() for p in paths]
+    out: list[str] = []
+    base = "".join(f"{d}/" for d in fixed)
+    _walk(str(root / base) if base else str(root), base, name, deep, out)
+    return out
+
+
 def discover(root: Path, config: Config) -> list[str]:
     """Repo-relative paths of test files, sorted, duplicates removed."""
-    found: set[str] = set()
-    for pattern in config.test_globs:
-        for path in root.glob(pattern):
-            if path.is_file():
-                rel = path.relative_to(root).as_posix()
-                if not _excluded(rel, config):
-                    found.add(rel)
-    return sorted(found)
+    found = {rel for pattern in config.test_globs for rel in glob_files(root, pattern)}
+    return sorted(rel for rel in found if not _excluded(rel, config))
 
 
 def scan_files(
