@@ -28,7 +28,7 @@ def add_parser(sub):
     p.add_argument(
         "--full",
         action="store_true",
-        help="parse every file completely (also finds syntax errors after the registrations)",
+        help="parse every file completely (also finds syntax errors outside the registrations)",
     )
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument(
