@@ -437,7 +437,7 @@ def test_timeout_under_a_budget_that_already_covers_it_suggests_nothing():
     (line,) = build_report([reg("t/a.py", 1000)], [run(result)], CONFIG).lines
     assert (line.status, line.suggestion) == ("timeout", None)
     assert "est_time" not in line.message
-    assert line.message.endswith("900s; (the real run time is unknown)")
+    assert line.message.endswith("900s; the real run time is unknown")
 
 
 def test_the_report_carries_the_guard_tables_and_their_problems_as_given():

@@ -134,8 +134,9 @@ def budget_line(
     if status == "timeout" and measured is not None:
         floor = max(measured, result.timeout or 0.0)
         suggestion = proposal(est, floor, config.thresholds)
-        bound = f"est_time={suggestion} is a lower bound " if suggestion else ""
-        note = f"{bound}(the real run time is unknown)"
+        note = "the real run time is unknown"
+        if suggestion:
+            note = f"est_time={suggestion} is a lower bound ({note})"
         if not (message or "").startswith("timed out"):  # the runner's message says it
             note = f"timed out after {floor:.0f}s; {note}"
         message = f"{message}; {note}" if message else note
