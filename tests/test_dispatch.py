@@ -127,3 +127,36 @@ def test_static_report_shards_a_suite_as_the_label_dispatches_it():
     plans, _ = dispatch(head, config)
     assert impact.shards_after == plans[0].size == 3  # the nightly file does not count
     assert impact.timeout_s == 10 * 60 and impact.runner_config == "cpu"
+
+
+SUITE = "base-b-test-1-gpu-large"
+
+
+def fit(coeff, bias):
+    return model_from_json({"fit": {SUITE: {"coeff": coeff, "bias": bias}}})
+
+
+def test_the_shard_rule_at_its_boundaries_sizes_and_notes_exactly():
+    config = parse_config(SGLANG_LIKE, "t")
+    # Σ exactly two shard budgets (4 x 225 = 2 x 450): two shards, no bias without a model.
+    assert sizes(gpu_suite(4, est=225))[0][SUITE] == (2, 1)
+    # ceil(Σ / budget) equal to the file count is a fit, not a capped suite: no note.
+    plans, notes = dispatch(gpu_suite(2), config)
+    assert (plans[0].size, plans[0].files, plans[0].note, notes) == (2, 2, None, [])
+    assert plans[0].timeout_s == 600 and plans[0].total == 900
+    pinned = [reg(f"p{i}.py", 900, "base-a-test-1-gpu-large") for i in range(5)]
+    plans, notes = dispatch(pinned, config)
+    assert (plans[0].size, plans[0].note, notes) == (1, None, [])
+    # One shard budget more than the files: capped at one file a shard, and said.
+    plans, notes = dispatch(gpu_suite(2, est=451), config)
+    assert plans[0].size == 2 and notes == [plans[0].note]
+    assert notes[0].startswith(f"{SUITE}: needs 3 shards for 2 file(s)")
+
+
+def test_a_fit_bias_that_leaves_no_shard_budget_runs_one_file_a_shard():
+    config = parse_config(SGLANG_LIKE, "t")
+    plans, notes = dispatch(gpu_suite(3), config, model=fit(1.0, 450))  # 0.75 x 600 - 450 = 0
+    assert plans[0].size == 3 and notes == [f"{SUITE}: fit bias 450s leaves no shard budget; "
+                                            "one file a shard"]  # fmt: skip
+    plans, notes = dispatch(gpu_suite(3), config, model=fit(1.0, 449.5))  # half a second left
+    assert plans[0].size == 3 and notes[0].startswith(f"{SUITE}: needs 2700 shards")
