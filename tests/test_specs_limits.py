@@ -297,7 +297,7 @@ def test_the_command_word_starts_the_line(body):
 def test_commands_by_value_keep_their_commit():
     bad = parse_command("/rerun-test@xyz1234 a.py", 20)
     assert (bad.specs, bad.sha, len(bad.problems)) == ([], None, 1)
-    assert bad.problems[0].endswith("is not a commit SHA (7 to 40 hex characters)")
+    assert bad.problems[0] == "`@xyz1234` is not a commit SHA (7 to 40 hex characters)"
     assert parse_command("/rerun-test@ABCDEF0", 20) == Command(
         [], [f"no spec given; usage: {USAGE}"], "abcdef0"
     )

@@ -289,7 +289,7 @@ def test_verify_guard_parse_results_by_value():
     )
     bad = parse("/verify-guard@xyz test_a.py 1a2b3c4")
     assert (bad.file, bad.refs, bad.sha, len(bad.problems)) == ("", [], None, 1)
-    assert bad.problems[0].endswith("is not a commit SHA (7 to 40 hex characters)")
+    assert bad.problems[0] == "`@xyz` is not a commit SHA (7 to 40 hex characters)"
     assert parse("/verify-guard@abcdef0 test_a.py") == GuardCommand(
         "", [], [f"give a file and at least one fix; usage: {USAGE}"], "abcdef0"
     )

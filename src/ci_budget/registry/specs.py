@@ -82,7 +82,7 @@ def parse_command(body: str, max_specs: int) -> Command | None:
         )
     sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
     if sha is not None and not _SHA.fullmatch(sha):
-        return Command([], [f"`@{show(sha)}` is not a commit SHA (7 to 40 hex characters)"])
+        return Command([], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"])
     rest = first[len(word) :].strip(" \t")
     specs = _SEPARATOR.split(rest) if rest else []
     if not specs:

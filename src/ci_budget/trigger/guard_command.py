@@ -43,7 +43,7 @@ def parse_guard_command(body: str) -> GuardCommand | None:
     sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
     if sha is not None and not _SHA.match(sha):
         return GuardCommand(
-            "", [], [f"`@{show(sha)}` is not a commit SHA (7 to 40 hex characters)"]
+            "", [], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"]
         )
     tokens = rest.split()
     if len(first) > specs.MAX_LINE_CHARS:
