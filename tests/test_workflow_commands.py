@@ -147,3 +147,41 @@ def test_scan_prints_suite_names_as_data(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert "add-mask::PWN" in proc.stdout  # listed, as text
     assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []
+
+
+HOSTILE_OUTPUT = """\
+import sys
+
+
+def register_cuda_ci(**kw):
+    return None
+
+
+register_cuda_ci(est_time=10, stage="base-b", runner_config="1-gpu-large")
+
+
+def test_loud():  # pytest shows a failing test's output, each printed line at a line start
+    print("::add-mask::PWN")
+    print("  ::error::PWN")
+    sys.stdout.write("ok\\r##[error]PWN\\n")
+    raise AssertionError("loud")
+"""
+
+
+def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
+    # The run step streams each file's output (PR code) into the job log: defused there, kept
+    # as printed in the artifact log.
+    tests = tmp_path / "test" / "registered"
+    tests.mkdir(parents=True)
+    (tests / "test_loud.py").write_text(HOSTILE_OUTPUT)
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GITHUB_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path), "--suite", SUITE,
+         "--out", str(tmp_path / "r.json"), "--python", sys.executable],
+        capture_output=True, text=True, cwd=tmp_path, env=env | {"GITHUB_ACTIONS": "true"},
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert "add-mask::PWN" in proc.stdout and "##[error]PWN" in proc.stdout, proc.stdout
+    assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []
+    [log] = (tmp_path / "r-artifacts").glob("*test_loud.log")
+    assert "\n::add-mask::PWN\n" in "\n" + log.read_text()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
+from ci_budget.github.workflow import log_text
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
@@ -132,13 +133,15 @@ def _command(job: Job, opts: RunOptions, art: Path) -> tuple[list[str], Path]:
     ], opts.root  # fmt: skip
 
 
-def _pump(src, sinks: list[TextIO], last: list[str]) -> None:
+def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
+    """Copy the file's output to each sink; `True` marks the job log, where the test's output
+    (PR code) must not read as a workflow command. The artifact log keeps it as printed."""
     for raw in iter(src.readline, b""):
         text = raw.decode("utf-8", errors="replace")
         last[:] = [text[-1:]]
-        for sink in sinks:
+        for sink, console in sinks:
             try:
-                sink.write(text)
+                sink.write(log_text(text) if console else text)
                 sink.flush()
             except (OSError, ValueError):
                 pass
@@ -196,7 +199,8 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     last: list[str] = []
     stream = opts.stream or sys.stdout
     live = progress.LiveLine(stream) if progress.is_live(stream) else None
-    sinks = [log] if live else [stream, log]  # a terminal gets the live line instead
+    # A terminal gets the live line instead of the output.
+    sinks = [(log, False)] if live else [(stream, True), (log, False)]
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
     pump.start()
     timed_out, interrupted = False, None
