@@ -262,3 +262,106 @@ def test_report_base_cache_on_the_command_line(tmp_path):
     assert {c["file"].rsplit("/", 1)[-1] for c in outs[0]["changes"]} == {
         "raised.py", "gone.py", "fresh.py", "uncommitted.py"
     }  # fmt: skip
+
+
+# The run report's markdown renders the per-file details only as far as the comment limit.
+
+
+def test_markdown_of_a_large_run_equals_rendering_every_detail(monkeypatch):
+    from benchmarks.genresults import _path, registrations_for
+    from ci_budget.budget.status import build_report
+    from ci_budget.config import Config
+    from ci_budget.models import RunMeta, RunResults
+    from ci_budget.render import run_md
+
+    files = file_results_from_json_report(json_report(6_000, 300))
+    runs = [RunResults(meta=RunMeta(mode="pytest"), files=files)]
+    report = build_report(registrations_for([_path(i) for i in range(300)]), runs, Config())
+    real, unshown = run_md.rendered_until, []
+
+    def capped(render, todo, limit):
+        shown, left = real(render, todo, limit)
+        unshown.append(left)
+        return shown, left
+
+    def render_all(render, todo, limit):
+        return [render(x) for x in todo], 0
+
+    for limit in (2_000, 20_000, 65_536):  # small limits cut other parts first, or these
+        monkeypatch.setattr(run_md, "rendered_until", capped)
+        text = run_md.markdown(report, limit=limit)
+        monkeypatch.setattr(run_md, "rendered_until", render_all)
+        assert run_md.markdown(report, limit=limit) == text
+        assert "per-class breakdowns not shown" in text
+    assert min(sum(unshown[k : k + 6]) for k in range(0, len(unshown), 6)) > 100
+
+
+def test_parts_with_unrendered_items_fit_like_fully_rendered_ones():
+    """A part that stops rendering once over the limit is cut exactly as the whole part is."""
+    import random
+
+    from ci_budget.render.fit import Part, fit_parts, join, rendered_until
+
+    rnd = random.Random(3)
+    for _ in range(300):
+        limit = rnd.randint(50, 3_000)
+        shapes = [
+            (
+                rnd.choice([1, 2, 5, 99]),
+                [("x" * rnd.randint(1, 200)) for _ in range(rnd.randint(0, 60))],
+            )
+            for _ in range(rnd.randint(1, 5))
+        ]
+
+        def parts(lazy: bool, shapes=shapes, limit=limit):
+            out = []
+            for k, (prio, items) in enumerate(shapes):
+                if lazy and prio != 99:
+                    shown, unshown = rendered_until(str, items, limit)
+                    out.append(Part(f"\n#{k}\n", "h\n", shown, priority=prio, unshown=unshown))
+                else:
+                    out.append(Part(f"\n#{k}\n", "h\n", list(items), priority=prio))
+            return out
+
+        whole, lazy = parts(False), parts(True)
+        assert fit_parts("top\n", lazy, limit) == fit_parts("top\n", whole, limit)
+        assert join("top\n", lazy, limit) == join("top\n", whole, limit)
+
+
+# Guard docstrings: classes are found by walking statements only, in `ast.walk`'s order.
+
+
+def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
+    import ast
+    import sysconfig
+
+    from ci_budget.arch.docstrings import class_defs
+
+    nested = (
+        "class A:\n    class B:\n        def f(self):\n            class C: pass\n"
+        "try:\n    class D: pass\nexcept E:\n    class F: pass\nelse:\n    class G: pass\n"
+        "finally:\n    class H: pass\n"
+        "match x:\n    case 1:\n        class I: pass\n"
+        "with y:\n    if z:\n        class J: pass\n    else:\n        class K: pass\n"
+        "async def g():\n    async with w:\n        class L: pass\n"
+        "for i in x:\n    class M: pass\nelse:\n    class N: pass\n"
+        "while x:\n    class O: pass\n"
+        "f = lambda: [x for x in y]\n@dec(lambda: 1)\nclass P(Q, metaclass=R): pass\n"
+    )
+    sources = [nested]
+    roots = [Path(__file__).parents[1] / "src", Path(sysconfig.get_paths()["stdlib"])]
+    for root in roots:
+        sources += [
+            p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(root.rglob("*.py"))[:400]
+        ]
+    checked = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        expected = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        assert class_defs(tree) == expected
+        checked += bool(expected)
+    assert checked > 100

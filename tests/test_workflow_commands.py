@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ci_budget.github.workflow import annotation, log_text, print_report
 
@@ -185,3 +187,13 @@ def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
     assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []
     [log] = (tmp_path / "r-artifacts").glob("*test_loud.log")
     assert "\n::add-mask::PWN\n" in "\n" + log.read_text()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["::", "##[", " ", "\t", "\n", "\r", "\u2028", "x", "error"])))
+def test_log_text_defuses_any_mix_of_line_ends(pieces):
+    """With and without a `\\r` (the two ways lines are cut), nothing reads as a command."""
+    original = "".join(pieces)
+    safe = log_text(original)
+    assert runner_commands(safe) == []
+    assert safe.replace("\u200b", "") == re.sub(r"\r\n|\r", "\n", original)

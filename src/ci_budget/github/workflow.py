@@ -38,7 +38,9 @@ def _escape_property(value: str) -> str:
 def log_text(text: str) -> str:
     """`text` safe to print in a job log: every `\r` ends a line as the runner would read it,
     and a line that would read as a workflow command gets a zero-width space in front."""
-    lines = _LINE_END.split(text)
+    # Without a `\r`, lines end only at `\n`: str.split is the same cut, many times faster on
+    # the megabytes of a report's JSON copy.
+    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
     return "\n".join(ZWSP + line if _COMMAND.match(line) else line for line in lines)
 
 

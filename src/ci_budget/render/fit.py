@@ -4,16 +4,21 @@ A document is a fixed top and a list of `Part`s (a title, then items such as tab
 part is rendered once and measured; parts are cut in priority order, lowest first and, among
 equals, the one further down first, keeping a prefix of each cut part and a note saying how many
 items were dropped. Parts of priority `NEVER` are not cut. Linear in the number of items.
+A part may leave items unrendered (`unshown`) once those it has are over the limit by themselves:
+it is cut then whatever else happens, to a prefix of what it has, so the result is the same.
 `cut` is the last resort for any text: a hard cut with a note, still within the limit.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 COMMENT_LIMIT = 65_536  # GitHub: "Body is too long (maximum is 65536 characters)"
 NEVER = 99  # priority of parts that are never cut
+T = TypeVar("T")
 
 
 @dataclass
@@ -25,6 +30,7 @@ class Part:
     priority: int = NEVER
     noun: str = "items"
     keep: int = -1  # -1: all
+    unshown: int = 0  # items after `items`, not rendered (see the module's docstring)
     _prefix: list[int] = field(default_factory=list, repr=False)
 
     def note(self, dropped: int) -> str:
@@ -33,6 +39,7 @@ class Part:
     def replace(self, items: list[str], head: str = "") -> None:
         """New items (and head), all kept."""
         self.items, self.head, self.keep, self._prefix = items, head, -1, []
+        self.unshown = 0
 
     def prefix(self) -> list[int]:
         """Running total of item lengths (computed once per list of items)."""
@@ -42,19 +49,22 @@ class Part:
                 self._prefix.append(self._prefix[-1] + len(item))
         return self._prefix
 
+    def count(self) -> int:
+        return len(self.items) + self.unshown
+
     def size(self, keep: int | None = None) -> int:
         if not self.items:
             return 0
-        n = len(self.items)
-        keep = n if keep is None else keep
+        n = self.count()
+        keep = len(self.items) if keep is None else keep
         body = len(self.head) + self.prefix()[keep] + len(self.foot) if keep else 0
         return len(self.title) + body + (len(self.note(n - keep)) if keep < n else 0)
 
     def render(self) -> str:
         if not self.items:
             return ""
-        n = len(self.items)
-        keep = n if self.keep < 0 else self.keep
+        n = self.count()
+        keep = len(self.items) if self.keep < 0 else self.keep
         text = self.title
         if keep:
             text += self.head + "".join(self.items[:keep]) + self.foot
@@ -64,13 +74,29 @@ class Part:
 
     def shrink_to(self, room: int) -> int:
         """Keep the most items whose rendering (with its note) fits in `room`; the new size."""
-        n = len(self.items)
+        n = self.count()
         budget = room - len(self.title) - len(self.head) - len(self.foot) - len(self.note(n))
-        keep = min(n, max(0, bisect.bisect_right(self.prefix(), budget) - 1))
+        keep = min(len(self.items), max(0, bisect.bisect_right(self.prefix(), budget) - 1))
         while keep > 0 and self.size(keep) > room:
             keep -= 1
         self.keep = keep
         return self.size(keep)
+
+
+def rendered_until(
+    render: Callable[[T], str], todo: Sequence[T], limit: int
+) -> tuple[list[str], int]:
+    """(the renderings of `todo`'s first items, how many were left unrendered): rendering stops
+    once the rendered items alone are over `limit`, for a part that is not `NEVER`."""
+    out: list[str] = []
+    size = 0
+    for item in todo:
+        if size > limit:
+            break
+        text = render(item)
+        out.append(text)
+        size += len(text)
+    return out, len(todo) - len(out)
 
 
 def fit_parts(top: str, parts: list[Part], limit: int) -> int:

@@ -11,7 +11,7 @@ from ci_budget.budget.status import ATTENTION, STATUS_ORDER
 from ci_budget.models import BudgetLine, Report
 from ci_budget.render import mermaid
 from ci_budget.render.escape import block_line, code, fence_for, html, md
-from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join
+from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join, rendered_until
 from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
@@ -91,8 +91,12 @@ def _class_table(line: BudgetLine) -> str:
     return "".join(rows) + "\n"
 
 
+def has_details(line: BudgetLine) -> bool:
+    return bool(line.classes or line.message or line.in_flight)
+
+
 def details(line: BudgetLine) -> str | None:
-    if not (line.classes or line.message or line.in_flight):
+    if not has_details(line):
         return None
     n = len(line.classes)
     summary = f"<code>{html(line.file)}</code> ({html(line.suite)})"
@@ -122,8 +126,9 @@ def _suites_part(report: Report) -> Part:
     return Part("\n### Suite totals\n\n", SUITE_HEAD, items, priority=NEVER, noun="suites")
 
 
-def _file_parts(report: Report, blob: str | None = None) -> list[Part]:
-    """Per group: its table of files, then the folded per-file details."""
+def _file_parts(report: Report, blob: str | None, limit: int) -> list[Part]:
+    """Per group: its table of files, then the folded per-file details (rendered only as far
+    as the limit: with thousands of files, most could never be shown)."""
     short = short_names(line.file for line in report.lines)
     parts = []
     for statuses in GROUPS:
@@ -133,8 +138,9 @@ def _file_parts(report: Report, blob: str | None = None) -> list[Part]:
         title = f"\n### {heading} ({len(lines):,})\n\n"
         rows = [file_row(x, short, blob) for x in lines]
         parts.append(Part(title, FILE_HEAD, rows, priority=rows_prio, noun=noun))
-        blocks = [d for d in map(details, lines) if d]
-        parts.append(Part("\n", "", blocks, priority=details_prio, noun="per-class breakdowns"))
+        blocks, unshown = rendered_until(details, [x for x in lines if has_details(x)], limit)
+        noun = "per-class breakdowns"
+        parts.append(Part("\n", "", blocks, priority=details_prio, noun=noun, unshown=unshown))
     return parts
 
 
@@ -194,7 +200,7 @@ def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None
     top = f"{marker_for(report.kind)}\n## {md(report.title)}: {headline(report)}\n"
     if run_line(report):
         top += f"\n{md(run_line(report))}\n"
-    parts = _file_parts(report, blob)
+    parts = _file_parts(report, blob, limit)
     attention = parts[0]
     parts += [_suites_part(report), _suggestions_part(report), *_registry_parts(report)]
     parts.append(mermaid.part("Measured vs est_time", mermaid.run_chart(report)))

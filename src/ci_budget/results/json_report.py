@@ -38,7 +38,6 @@ class Phase(msgspec.Struct):
     outcome: str = "passed"
     crash: Any = None
     longrepr: Any = None
-    stdout: Any = None
 
 
 class Test(msgspec.Struct):
@@ -171,4 +170,7 @@ def decode(chunks: Iterable[bytes]) -> list[FileResult] | None:
         return None
     finally:
         if gc_was_on:
+            # What was built is 100,000s of acyclic objects that live until the process ends:
+            # frozen, later collections skip them instead of rescanning them all each time.
+            gc.freeze()
             gc.enable()
