@@ -127,6 +127,28 @@ def test_shared_fields_set_matches_a_validated_timing():
     assert case.model_fields_set == set(TestTiming.model_fields)
 
 
+def test_tests_without_properties_share_one_read_only_empty_dict():
+    from ci_budget.results.phases import NO_PROPERTIES
+
+    cases = [c for r in stream_json_report(SAMPLE) for cls in r.classes for c in cls.test_cases]
+    empty = [c for c in cases if not c.user_properties]
+    assert empty and all(c.user_properties is NO_PROPERTIES for c in empty)
+    assert any(c.user_properties for c in cases)  # the sample's own properties stay theirs
+    fresh = TestTiming(nodeid=empty[0].nodeid)
+    assert fresh.user_properties == NO_PROPERTIES and type(fresh.user_properties) is dict
+    assert empty[0].model_dump()["user_properties"] == {}
+    for write in (
+        lambda d: d.__setitem__("k", 1),
+        lambda d: d.update(k=1),
+        lambda d: d.setdefault("k", 1),
+        lambda d: d.pop("k"),
+        lambda d: d.clear(),
+    ):
+        with pytest.raises(TypeError, match="read-only"):
+            write(empty[0].user_properties)
+    assert NO_PROPERTIES == {}
+
+
 # The static report (`report --base`) with and without its scan cache, against a full parse of
 # every base blob and every head file.
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from ci_budget.config import Config, Thresholds
-from ci_budget.history.model import History
 from ci_budget.models import Registration
 from ci_budget.registry.parse import scan_source
+
+if TYPE_CHECKING:  # a type only: reading budgets needs no history
+    from ci_budget.history.model import History
 
 MIN_DELTA_S = 30.0
 MIN_DELTA_RATIO = 0.30

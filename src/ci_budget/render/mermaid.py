@@ -9,12 +9,15 @@ runs out of room, with a note saying so.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ci_budget.budget.diff import StaticReport
-from ci_budget.budget.impact import SuiteImpact
-from ci_budget.history.model import TrendPoint
 from ci_budget.models import Report
 from ci_budget.render.fit import Part
+
+if TYPE_CHECKING:  # types only: a run report needs neither the static report nor history
+    from ci_budget.budget.diff import StaticReport
+    from ci_budget.budget.impact import SuiteImpact
+    from ci_budget.history.model import TrendPoint
 
 PRIORITY = 0  # dropped before anything else
 MAX_SUITES = 6
