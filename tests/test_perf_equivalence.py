@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.genresults import json_report
 from ci_budget.models import TestTiming
@@ -387,3 +389,13 @@ def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
         assert class_defs(tree) == expected
         checked += bool(expected)
     assert checked > 100
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"{", b'"nodeid"', b":", b" ", b"\n", b"\t", b'"', b"x", b","])))
+def test_last_item_start_found_from_the_end_is_the_last_match(pieces):
+    from ci_budget.results.json_report import _ITEM, last_item
+
+    buf = b"".join(pieces)
+    starts = [m.start() for m in _ITEM.finditer(buf, 1)]
+    assert last_item(buf) == (starts[-1] if starts else None)

@@ -129,20 +129,37 @@ def _cut(chunks: Iterator[bytes], files: JsonReportFiles) -> tuple[Report, bytes
     buf = buf[first.start() :]
     for chunk in itertools.chain((b"",), chunks):
         buf += chunk
-        last = None
-        for last in _ITEM.finditer(buf, 1):  # noqa: B007 (the last item start is wanted)
-            pass
+        last = last_item(buf)
         if last is None:
             continue
         # Every whole item before the last start, decoded as one array: a cut inside an item
         # (a nested object that starts with "nodeid") leaves an array that does not decode.
-        body = buf[: last.start()].rstrip(_BLANK)
+        body = buf[:last].rstrip(_BLANK)
         if not body.endswith(b","):
             raise _NotPlain
         for test in _TESTS.decode(b"[" + body[:-1] + b"]"):
             files.add_timing(_timing(test))
-        buf = buf[last.start() :]
+        buf = buf[last:]
     return head, buf
+
+
+_NODEID = b'"nodeid"'
+_SPACE = frozenset(b" \t\n\r\f\v")  # what `\s` matches in a bytes pattern
+
+
+def last_item(buf: bytes) -> int | None:
+    """Where the last match of `_ITEM` after position 0 starts (None: there is none), found
+    from the end: matches cannot overlap (each holds one `{`, its first byte), so the last is
+    the one whose `"nodeid"` is furthest right."""
+    end = len(buf)
+    while (key := buf.rfind(_NODEID, 1, end)) > 0:
+        start = key
+        while start > 0 and buf[start - 1] in _SPACE:
+            start -= 1
+        if start > 1 and buf[start - 1] == 0x7B and _ITEM.match(buf, start - 1):  # `{`
+            return start - 1
+        end = key + len(_NODEID) - 1  # a `"nodeid"` further left
+    return None
 
 
 def decode(chunks: Iterable[bytes]) -> list[FileResult] | None:
