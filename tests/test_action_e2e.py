@@ -368,6 +368,33 @@ def test_fork_pr_labelled_then_pushed_to_runs_only_the_approved_commit(
     assert github_standin.invalid == []
 
 
+def test_push_to_main_saves_the_scan_cache_a_pr_based_on_it_starts_from(
+    tmp_path, origin, github_standin, runner_temp
+):
+    main = git(origin, "rev-parse", "main")
+    # The job reads no field of the push payload (github.sha is the pushed commit).
+    pushed = {"ref": "refs/heads/main", "after": main, "repository": {"owner": {}}}
+    _repo_fields(pushed, github_standin)
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "push", pushed)
+    assert jobs["budget-cache"][0].result == "success", explain(jobs)
+    assert {n: r[0].result for n, r in jobs.items() if n != "budget-cache"} == {
+        n: "skipped" for n in ("plan", "run", "report", "budget")
+    }
+    [saved] = (tmp_path / "actions-cache").glob("*/ci-budget-scan-*/ci-budget-scan.json")
+    assert saved.parts[-3:-1] == ("refs_heads_main", f"ci-budget-scan-{main}")
+    registered = {e.split(" ", 2)[2] for e in json.loads(saved.read_text())["entries"]}
+    assert registered and all(r.startswith("test/registered/") for r in registered)
+
+    github_standin.add_pull(PR, head_sha=git(origin, "rev-parse", "feature"), head_ref="feature")
+    opened = pull_event(github_standin, "synchronize", origin, [])
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", opened)
+    assert jobs["budget"][0].result == "success", explain(jobs)
+    logs = [step.log for step in jobs["budget"][0].steps]
+    assert f"restored ci-budget-scan-{main} from refs/heads/main" in logs  # an exact hit
+    assert list((tmp_path / "actions-cache").glob("*/*/ci-budget-scan.json")) == [saved]
+    assert len(sticky(github_standin, "budget")) == 1
+
+
 @pytest.mark.slow
 def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_commit(
     tmp_path, origin, github_standin, runner_temp
