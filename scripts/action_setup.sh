@@ -131,11 +131,19 @@ if [[ -f "$venv/.ci-budget-stamp" && -x "$venv/bin/python" ]]; then
 else
   echo "ci-budget $version: installing $profile dependencies into $venv"
   mkdir -p "$cache"
+  # What a killed job left half built (an install takes seconds, so an hour-old one is dead).
+  find "$cache" -maxdepth 1 \( -name '.new-*' -o -name '.uv-*' \) -mmin +60 \
+    -exec rm -rf -- {} + 2>/dev/null || true
   tmp=$(mktemp -d "$cache/.new-XXXXXX")
+  # A failed or cancelled install leaves nothing in the runner's tool cache.
+  trap 'rm -rf -- "$tmp"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   install "$tmp"
   echo "ci-budget $version: installed with $used"
   # Built aside, then renamed: a job that races us finds a complete venv or none.
   mv -T "$tmp" "$venv" 2>/dev/null || rm -rf "$tmp"
+  trap - EXIT INT TERM
 fi
 
 # The launcher lives with this job, the venv with the runner: the code is the action's own.

@@ -1,5 +1,6 @@
-"""scripts/action_setup.sh's choices that need no network: a wrong installer setting, and uv
-required where none can be had, each a one-line error."""
+"""scripts/action_setup.sh's choices that need no network: a wrong installer setting, uv
+required where none can be had (each a one-line error), and a failed install that leaves
+nothing behind in the tool cache."""
 
 from __future__ import annotations
 
@@ -54,3 +55,25 @@ def test_uv_required_behind_a_mirror_without_uv_fails_before_installing(tmp_path
     )
     venvs = [p.name for p in (tmp_path / "cache" / "ci-budget").iterdir()]
     assert not [name for name in venvs if name.startswith("run-")]
+
+
+def test_a_failed_install_leaves_nothing_half_built_in_the_tool_cache(tmp_path):
+    cache = tmp_path / "cache" / "ci-budget"
+    cache.mkdir(parents=True)
+    dead = cache / ".new-killed"  # what a job killed mid-install two hours ago left
+    (dead / "lib").mkdir(parents=True)
+    two_hours_ago = (dead.stat().st_mtime - 7200,) * 2
+    os.utime(dead, two_hours_ago)
+    fresh = cache / ".new-racing"  # another job's install in progress: not touched
+    fresh.mkdir()
+    # pip against a mirror that refuses connections: the install fails at once.
+    done = setup(
+        tmp_path,
+        CI_BUDGET_INSTALLER="pip",
+        PIP_INDEX_URL="http://127.0.0.1:9/simple",
+        PIP_RETRIES="0",
+        PIP_TIMEOUT="2",
+    )
+    assert done.returncode != 0
+    assert sorted(p.name for p in cache.iterdir()) == [".new-racing"]
+    assert not (tmp_path / "out").exists()
