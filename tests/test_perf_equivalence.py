@@ -2,7 +2,7 @@
 
 - pytest-json-report files are decoded by a schema of the fields used (`results.json_report`);
   the plain path is `json.loads` of the whole file + `timings.file_results_from_json_report`.
-- TestTimings share one fields-set; they must equal freshly validated ones.
+- Test cases and classes built without validation must equal freshly validated ones.
 """
 
 from __future__ import annotations
@@ -44,6 +44,19 @@ def test_streamed_generated_report_equals_whole_file_path(tmp_path, indent):
     assert streamed == whole(path)
     assert [f.model_dump() for f in streamed] == [f.model_dump() for f in whole(path)]
     assert sum(len(c.test_cases) for f in streamed for c in f.classes) == 700
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 300, 4096, 1 << 20])
+def test_any_chunk_size_gives_the_whole_file_answer(tmp_path, size):
+    """Reads cut anywhere: inside a key, a number, a test, or between two tests."""
+    from ci_budget.results.json_report import decode
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(json_report(300, 7)), encoding="utf-8")
+    for source in (path, SAMPLE):
+        data = source.read_bytes()
+        got = decode(data[i : i + size] for i in range(0, len(data), size))
+        assert got is not None and got == whole(source), (source.name, size)
 
 
 def test_streamed_real_sample_equals_whole_file_path():
@@ -118,15 +131,35 @@ def test_not_utf8_is_the_same_error(tmp_path):
         load_json_reports([str(path)])
 
 
-def test_shared_fields_set_matches_a_validated_timing():
+def test_unvalidated_timings_equal_validated_ones():
+    """The fast path sets test cases' and classes' fields without validation: the same values,
+    types and JSON as the validated constructors give, and every field set."""
+    from dataclasses import asdict, fields
+
+    from pydantic import TypeAdapter
+
+    from ci_budget.models import ClassTiming
+
     [result] = [r for r in stream_json_report(SAMPLE) if r.classes]
-    for case in (c for cls in result.classes for c in cls.test_cases):
-        fresh = TestTiming(**case.model_dump())
-        assert case == fresh
-        assert case.model_fields_set == fresh.model_fields_set
-        assert case.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
-    case.outcome = "failed"  # assignment still works with the shared set
-    assert case.model_fields_set == set(TestTiming.model_fields)
+    for cls in result.classes:
+        values = {f.name: getattr(cls, f.name) for f in fields(ClassTiming)}  # all set
+        assert ClassTiming(**values) == cls
+        dump = TypeAdapter(ClassTiming).dump_json
+        assert dump(ClassTiming(**values)) == dump(cls)
+        for case in cls.test_cases:
+            fresh = TestTiming(**asdict(case))
+            assert case == fresh and asdict(case) == asdict(fresh)
+            assert [type(getattr(case, f.name)) for f in fields(TestTiming)] == [
+                type(getattr(fresh, f.name))
+                if f.name != "user_properties"
+                else type(case.user_properties)
+                for f in fields(TestTiming)
+            ]
+            assert TypeAdapter(TestTiming).dump_json(case) == TypeAdapter(TestTiming).dump_json(
+                fresh
+            )
+    case.outcome = "failed"  # a plain attribute
+    assert case.outcome == "failed"
 
 
 def test_tests_without_properties_share_one_read_only_empty_dict():
@@ -138,7 +171,9 @@ def test_tests_without_properties_share_one_read_only_empty_dict():
     assert any(c.user_properties for c in cases)  # the sample's own properties stay theirs
     fresh = TestTiming(nodeid=empty[0].nodeid)
     assert fresh.user_properties == NO_PROPERTIES and type(fresh.user_properties) is dict
-    assert empty[0].model_dump()["user_properties"] == {}
+    from pydantic import TypeAdapter
+
+    assert TypeAdapter(TestTiming).dump_python(empty[0])["user_properties"] == {}
     for write in (
         lambda d: d.__setitem__("k", 1),
         lambda d: d.update(k=1),
@@ -392,10 +427,14 @@ def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from([b"{", b'"nodeid"', b":", b" ", b"\n", b"\t", b'"', b"x", b","])))
-def test_last_item_start_found_from_the_end_is_the_last_match(pieces):
+@given(
+    st.lists(st.sampled_from([b"{", b'"nodeid"', b":", b" ", b"\n", b"\t", b'"', b"x", b","])),
+    st.sampled_from([1, 2, 5]),
+)
+def test_last_item_start_found_from_the_end_is_the_last_match(pieces, lo):
     from ci_budget.results.json_report import _ITEM, last_item
 
     buf = b"".join(pieces)
-    starts = [m.start() for m in _ITEM.finditer(buf, 1)]
-    assert last_item(buf) == (starts[-1] if starts else None)
+    starts = [m.start() for m in _ITEM.finditer(buf, lo)]
+    assert last_item(buf, lo) == (starts[-1] if starts else None)
+    assert last_item(bytearray(buf), lo) == last_item(buf, lo)

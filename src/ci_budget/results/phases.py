@@ -6,11 +6,12 @@ A failed setup or teardown is an error, a skipped setup or call (skip, xfail) is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from ci_budget.models import ClassTiming, TestTiming
 
 PHASES = ("setup", "call", "teardown")
+T = TypeVar("T")
 MESSAGE_LIMIT = 500
 
 
@@ -74,7 +75,7 @@ def make_timing(
     props: dict[str, Any],
     message: str | None,
 ) -> TestTiming:
-    timing = TestTiming(
+    return TestTiming(
         nodeid=nodeid,
         outcome=outcome,
         setup=durations[0],
@@ -83,13 +84,6 @@ def make_timing(
         user_properties=props,
         message=message,
     )
-    # Every field is given, so every instance's fields-set is the same: share one set
-    # instead of ~700 bytes per test (a 100,000-test report keeps them all).
-    object.__setattr__(timing, "__pydantic_fields_set__", _ALL_FIELDS)
-    return timing
-
-
-_ALL_FIELDS = set(TestTiming.model_fields)
 
 
 def typed_timing(
@@ -99,22 +93,21 @@ def typed_timing(
     props: dict[str, Any],
     message: str | None,
 ) -> TestTiming:
-    """`make_timing` for values already of the model's types (a typed decoder's output), built
-    as pydantic's own `model_construct` builds one, without validation: a third of the cost,
-    which counts at 100,000 tests. tests/test_perf_equivalence.py holds it equal to the
-    validated path."""
+    """`make_timing` for values already of the fields' types (a typed decoder's output), set
+    without validation, which counts at 100,000 tests. tests/test_perf_equivalence.py holds
+    it equal to the validated path."""
     timing = _new(TestTiming)
-    _set(timing, "__dict__", {
-        "nodeid": nodeid, "outcome": outcome, "setup": durations[0], "call": durations[1],
-        "teardown": durations[2], "user_properties": props or NO_PROPERTIES, "message": message,
-    })  # fmt: skip
-    _set(timing, "__pydantic_fields_set__", _ALL_FIELDS)
-    _set(timing, "__pydantic_extra__", None)
-    _set(timing, "__pydantic_private__", None)
+    _set(timing, "nodeid", nodeid)
+    _set(timing, "outcome", outcome)
+    _set(timing, "setup", durations[0])
+    _set(timing, "call", durations[1])
+    _set(timing, "teardown", durations[2])
+    _set(timing, "user_properties", props or NO_PROPERTIES)
+    _set(timing, "message", message)
     return timing
 
 
-_new, _set = TestTiming.__new__, object.__setattr__
+_new, _set = object.__new__, object.__setattr__
 
 
 class _NoProperties(dict):
@@ -150,7 +143,8 @@ def class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
             elif c.outcome == "running":
                 complete = False
         out.append(
-            ClassTiming(
+            built(
+                ClassTiming,
                 name=name,
                 class_setup=setup,
                 tests=max(0.0, total - setup - teardown),
@@ -162,6 +156,16 @@ def class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
             )
         )
     return out
+
+
+def built(cls: type[T], **values: Any) -> T:
+    """A slotted dataclass from values already of its fields' types (every field given), set
+    without validation: validating copies the list of test cases, thousands of times over in
+    a large report. tests/test_perf_equivalence.py holds it equal to the validated path."""
+    obj = _new(cls)
+    for name, value in values.items():
+        _set(obj, name, value)
+    return obj
 
 
 def crash_message(phase: dict) -> str | None:
