@@ -438,3 +438,11 @@ def test_last_item_start_found_from_the_end_is_the_last_match(pieces, lo):
     starts = [m.start() for m in _ITEM.finditer(buf, lo)]
     assert last_item(buf, lo) == (starts[-1] if starts else None)
     assert last_item(bytearray(buf), lo) == last_item(buf, lo)
+
+
+def test_a_part_never_cut_cannot_leave_items_unrendered():
+    from ci_budget.render.fit import NEVER, Part
+
+    with pytest.raises(ValueError, match="never cut"):
+        Part("t", "", ["x"], priority=NEVER, unshown=3)
+    assert Part("t", "", ["x"], priority=1, unshown=3).count() == 4

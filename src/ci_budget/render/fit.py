@@ -33,6 +33,10 @@ class Part:
     unshown: int = 0  # items after `items`, not rendered (see the module's docstring)
     _prefix: list[int] = field(default_factory=list, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.unshown and self.priority == NEVER:  # it could never be cut to what it has
+            raise ValueError("a part that is never cut must render all its items")
+
     def note(self, dropped: int) -> str:
         return f"\n_… {dropped:,} {self.noun} not shown (too long for one comment)._\n"
 
@@ -87,7 +91,7 @@ def rendered_until(
     render: Callable[[T], str], todo: Sequence[T], limit: int
 ) -> tuple[list[str], int]:
     """(the renderings of `todo`'s first items, how many were left unrendered): rendering stops
-    once the rendered items alone are over `limit`, for a part that is not `NEVER`."""
+    once the rendered items alone are over `limit` (for a part that is not `NEVER`)."""
     out: list[str] = []
     size = 0
     for item in todo:

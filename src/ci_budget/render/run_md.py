@@ -95,9 +95,8 @@ def has_details(line: BudgetLine) -> bool:
     return bool(line.classes or line.message or line.in_flight)
 
 
-def details(line: BudgetLine) -> str | None:
-    if not has_details(line):
-        return None
+def details(line: BudgetLine) -> str:
+    """The folded breakdown of a line that `has_details`."""
     n = len(line.classes)
     summary = f"<code>{html(line.file)}</code> ({html(line.suite)})"
     if n:

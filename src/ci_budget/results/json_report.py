@@ -104,6 +104,8 @@ def _timing(test: Test) -> TestTiming:
 # A key or first test start split across reads is found by searching again from this far back;
 # one with more blanks inside than this is left to the plain path (never wrong, only slower).
 _SEAM = 64
+# So much text after the key with no test start in it: not a report's array of tests.
+_FIRST_ITEM_WITHIN = 1 << 16
 
 
 def _head(chunks: Iterator[bytes]) -> tuple[Report, bytearray]:
@@ -135,7 +137,7 @@ def _head(chunks: Iterator[bytes]) -> tuple[Report, bytearray]:
             if rest[: first.start()].strip(_BLANK):
                 break  # an item that does not start with its nodeid
             return head, bytearray(b"[") + rest[first.start() :]
-        if rest.strip(_BLANK)[:1] not in (b"", b"{") or len(rest) > 1 << 16:
+        if rest.strip(_BLANK)[:1] not in (b"", b"{") or len(rest) > _FIRST_ITEM_WITHIN:
             break  # empty, or not an array of objects that start with their nodeid
         at = max(0, len(rest) - _SEAM)
     raise _NotPlain
