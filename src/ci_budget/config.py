@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import math
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -118,6 +117,16 @@ class GithubSettings(Section):
     max_specs: int = Field(20, ge=1)
 
 
+class RetryPatterns(Section):
+    """What makes a failed file worth a second run under `run --enable-retry` (regular
+    expressions, searched case-insensitively in its output); sglang: read from its
+    `ci_utils.py`. A timeout is always retried."""
+
+    infra: list[str] = Field(default_factory=list)  # retried, whatever else matched
+    never: list[str] = Field(default_factory=list)  # real code errors: not retried
+    retriable: list[str] = Field(default_factory=list)  # accuracy, performance, flakes
+
+
 class PlannerSettings(Section):
     algorithm: Literal["lpt", "best"] = "lpt"
     safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
@@ -169,7 +178,10 @@ class Config(Section):
     max_parallel: Literal["all", "third", "third-gpu"] | int = "all"
     default_stage_timeout: float = Field(60.0, gt=0)  # minutes
     thresholds: Thresholds = Field(default_factory=Thresholds)
-    file_timeout: Literal["sglang"] | float = "sglang"
+    # Per-file timeout: seconds (run_suite.py's per-commit default, 1200) or "est-time" (the
+    # scheduled rule, max(1.5 x est, est + 1800); "sglang" is its old name); per suite before it.
+    file_timeout: Literal["est-time", "sglang"] | float = 1200.0
+    suite_file_timeouts: dict[str, Literal["est-time"] | float] = Field(default_factory=dict)
     mode: Literal["pytest", "script"] = "pytest"
     script_cwd: str = "test"
     main_block: Literal["warning", "error", "ignore"] = "warning"
@@ -180,6 +192,7 @@ class Config(Section):
     env_keep: list[str] = Field(default_factory=list)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)
     arch: ArchSettings = Field(default_factory=ArchSettings)
 
     @field_validator("max_parallel")
@@ -201,7 +214,15 @@ class Config(Section):
     @classmethod
     def _positive_timeout(cls, v: str | float) -> str | float:
         if not isinstance(v, str) and not v > 0:
-            raise ValueError("must be 'sglang' or a positive number of seconds")
+            raise ValueError("must be 'est-time' or a positive number of seconds")
+        return v
+
+    @field_validator("suite_file_timeouts")
+    @classmethod
+    def _positive_suite_timeouts(cls, v: dict) -> dict:
+        for name, value in v.items():
+            if not isinstance(value, str) and not value > 0:
+                raise ValueError(f"{name}: must be 'est-time' or a positive number of seconds")
         return v
 
     # Defaults are merged under user entries so users override or add, never lose the rest.
@@ -241,11 +262,24 @@ class Config(Section):
             return max(size // 3, 1)
         return max(1, min(size, int(rule)))
 
-    def timeout_for(self, est_time: float) -> float:
-        """Per-file timeout: sglang's rule max(1.5 x est, est + 1800), or a flat number."""
-        if self.file_timeout == "sglang":
-            return float(max(math.ceil(1.5 * est_time), est_time + 1800))
-        return float(self.file_timeout)
+    def suite_rule(self, suite: str | None) -> str | float | None:
+        """The suite's own per-file timeout rule, if it has one."""
+        return _lookup(self.suite_file_timeouts, suite) if suite else None
+
+    def timeout_for(self, est_time: float, suite: str | None = None) -> float:
+        """Per-file timeout: the suite's own (`suite-file-timeouts`), else `file-timeout`;
+        each a number of seconds or the est-time rule."""
+        rule = self.suite_rule(suite)
+        return timeout_rule(self.file_timeout if rule is None else rule, est_time)
+
+
+def est_time_timeout(est_time: float) -> float:
+    """sglang's scheduled rule (`--timeout-from-est-time`): max(1.5 x est, est + 1800)."""
+    return max(1.5 * float(est_time), float(est_time) + 1800.0)
+
+
+def timeout_rule(rule: str | float, est_time: float) -> float:
+    return est_time_timeout(est_time) if isinstance(rule, str) else float(rule)
 
 
 def _lookup(table: dict, name: str):

@@ -22,15 +22,28 @@ class RunOptions:
     history: Path | None = None
     partition_model: Path | None = None
     timeout_per_file: float | None = None
+    timeout_from_est_time: bool = False  # sglang's scheduled rule for every file
     grace: float = 5.0
     heartbeat: float = 60.0
     out: Path = Path("ci-budget-results.json")
     artifacts_dir: Path | None = None
     python: str | None = None
     mode: str | None = None
-    fail_fast: bool = False
+    fail_fast: bool = True  # sglang's per-commit runs stop at the first failing file
+    retry: Retry | None = None  # run_suite.py --enable-retry
+    drop_in: bool = False  # called as run_suite.py is (--hw): its empty-selection rules
     runner_config: str | None = None
     runner_labels: str | None = None
+
+
+@dataclass
+class Retry:
+    """run_suite.py's --enable-retry: a file that times out, or fails in a way the
+    repository's patterns call retriable, runs again."""
+
+    max_attempts: int = 2
+    wait: float = 60.0
+    timeout_increase: float = 600.0  # added to flat per-file timeouts
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
@@ -44,6 +57,9 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     sink = sink or Sink(settings)
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
+        return 0
+    if options.drop_in and (why := _nothing_to_run(settings, options, sink)) is not None:
+        sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
@@ -78,7 +94,10 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         grace=options.grace,
         heartbeat=options.heartbeat,
         fail_fast=options.fail_fast,
+        retry=_retry_rules(settings, options.retry),
     )
+    if options.drop_in:
+        _print_dry_run(selection, "text", sink)
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
     results = runner.run_jobs(jobs, skipped, meta, opts)
@@ -92,7 +111,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.scan import directory_order, scan_tree
 
     root, config = settings.root, settings.config
     partition = None
@@ -120,16 +139,72 @@ def _select(settings, options: RunOptions, sink: Sink):
             backend=options.backend,
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
+            order=directory_order(root, config) if partition is None else None,
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
+    for job in selection.jobs:
+        job.timeout = file_timeout(config, options, job)
     return scan.registrations, selection
+
+
+def file_timeout(config, options: RunOptions, job) -> float:
+    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
+    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
+    flat limit grows by the retry increase when retries are on."""
+    from ci_budget.config import est_time_timeout
+
+    if options.timeout_from_est_time:
+        return est_time_timeout(job.est_time)
+    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
+    if isinstance(rule, str):
+        return est_time_timeout(job.est_time)
+    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
+    return limit + (options.retry.timeout_increase if options.retry else 0.0)
+
+
+def _nothing_to_run(settings, options: RunOptions, sink: Sink) -> str | None:
+    """run_suite.py runs nothing and succeeds for a suite no file of that backend registers."""
+    from ci_budget.sharding.select import SelectionError, suite_pool
+    from ci_budget.workspace.scan import scan_tree
+
+    if options.specs:
+        return None
+    registrations = scan_tree(settings.root, settings.config).registrations
+    empty = []
+    for suite in options.suites:
+        try:
+            pool = suite_pool(registrations, [suite], options.backend, options.nightly)
+        except SelectionError:  # an unknown suite, or none of this backend: a warning there
+            pool = []
+        if not pool:
+            empty.append(suite)
+    if len(empty) < len(options.suites):
+        return None
+    hw = options.backend or "any backend"
+    return f"No tests found for hw={hw}, suite={', '.join(empty)}, nightly={options.nightly}"
+
+
+def _retry_rules(settings, retry: Retry | None):
+    from ci_budget.runner.retry import RetryRules
+
+    if retry is None:
+        return None
+    patterns = settings.config.retry_patterns
+    return RetryRules(retry.max_attempts, retry.wait, patterns.infra, patterns.never,
+                      patterns.retriable)  # fmt: skip
 
 
 def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     if fmt == "json":
         files = [
-            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
+            {
+                "path": j.path,
+                "est_time": j.est_time,
+                "suite": j.suite,
+                "backend": j.backend,
+                "timeout": j.timeout,
+            }  # fmt: skip
             | ({"selection": j.selection} if j.selection else {})
             for j in selection.jobs
         ]
@@ -149,7 +224,8 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
     for j in selection.jobs:
         sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})"
+            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  timeout {j.timeout:.0f}s"
+            f"  {j.suite} ({j.backend})"
         )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")

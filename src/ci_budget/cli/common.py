@@ -60,9 +60,10 @@ def add_history(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_partition_model(parser: argparse.ArgumentParser) -> None:
+def add_partition_model(parser: argparse.ArgumentParser, *aliases: str) -> None:
     parser.add_argument(
         "--partition-model",
+        *aliases,
         type=Path,
         default=None,
         metavar="FILE",
