@@ -29,6 +29,10 @@ def add_parser(sub):
     add_partition_model(p)
     p.add_argument("--max-differences", type=int, default=40, metavar="N",
                    help="differences listed after the table (default 40)")  # fmt: skip
+    p.add_argument("--runs", action="store_true",
+                   help="also compare `ci-budget run` with the checkout's test/run_suite.py for "
+                   "every per-commit call its workflows make (files, order, per-file timeouts), "
+                   "and the exit status on a failing and a hanging file (slow: minutes)")  # fmt: skip
     return p
 
 
@@ -38,5 +42,5 @@ def run(args) -> int:
 
     if args.path is not None:
         args.root = args.path
-    options = ConformanceOptions(args.partition_model, args.max_differences)
+    options = ConformanceOptions(args.partition_model, args.max_differences, args.runs)
     return conformance(settings(args), options)
