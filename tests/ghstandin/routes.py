@@ -171,6 +171,21 @@ def get_pull(state: State, req: Req) -> Resp:
     return Resp(200, render.pull(req.base, state, issue))
 
 
+def list_pulls(state: State, req: Req) -> Resp:
+    """GitHub's filters: `state` (open by default) and `head` as `owner:branch`."""
+    want = req.query.get("state", ["open"])[-1]
+    head = req.query.get("head", [""])[-1]
+    found = []
+    for issue in sorted(state.issues.values(), key=lambda i: -i.number):
+        if not issue.pull or (want != "all" and issue.state != want):
+            continue
+        owner = (issue.head_repo or state.repo).split("/")[0]
+        if head and head != f"{owner}:{issue.head_ref}":
+            continue
+        found.append(render.pull(req.base, state, issue))
+    return paginate(req, found)
+
+
 def list_files(state: State, req: Req) -> Resp:
     issue = _issue(state, req, "pull_number")
     if issue is None or not issue.pull:
@@ -270,6 +285,7 @@ OPERATIONS = {
     "issues/list-labels-on-issue": list_labels,
     "issues/remove-label": remove_label,
     "pulls/get": get_pull,
+    "pulls/list": list_pulls,
     "pulls/list-files": list_files,
     "pulls/list-commits": list_commits,
     "issues/get": get_issue,

@@ -19,7 +19,8 @@ def add_parser(sub):
         "outputs and annotations when running in GitHub Actions, and with --post the PR's "
         "sticky comment. With --base REF, the static est_time report against the PR base.",
         example="ci-budget report --results 'results/*.json' --fail-on over\n"
-        "ci-budget report --json-report report.json --format terminal",
+        "ci-budget report --json-report report.json --format terminal\n"
+        "ci-budget report --report-json artifact/ci-budget-report.json --kind budget --post",
     )
     add_common(p)
     p.add_argument(
@@ -35,6 +36,14 @@ def add_parser(sub):
         default=[],
         metavar="FILE",
         help="pytest-json-report file (repeatable)",
+    )
+    p.add_argument(
+        "--report-json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="publish a report JSON another job wrote (untrusted: validated as --kind, "
+        "rendered again; on workflow_run the PR is looked up from the run's head)",
     )
     p.add_argument(
         "--format",
@@ -90,6 +99,13 @@ def _add_outputs(p) -> None:
 def run(args) -> int:
     from ci_budget.cli.common import settings
 
+    if args.report_json is not None:
+        from ci_budget.app.post_json import PostJsonOptions, post_json
+
+        if args.base is not None or args.results or args.json_report:
+            args._parser.error("--report-json takes no --base, --results or --json-report")
+        options = PostJsonOptions(args.report_json, args.kind, args.pr, args.post, args.out)
+        return post_json(settings(args), options)
     if args.base is not None:
         from ci_budget.app.diff import DiffOptions, diff
 

@@ -119,8 +119,34 @@ def _same(theirs: list[dict], mine: list[dict]) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _one_scan():
+    """Every `run --dry-run` below reads the same tree: scan it once (run_suite.py's side gets
+    the same, see run_suite_ref)."""
+    from ci_budget.workspace import scan as module
+
+    real, seen = module.scan_tree, {}
+
+    def once(root, config, **kwargs):
+        key = (str(root), config.model_dump_json())
+        if key not in seen:
+            seen[key] = real(root, config, **kwargs)
+        return seen[key]
+
+    module.scan_tree = once
+    try:
+        yield
+    finally:
+        module.scan_tree = real
+
+
 def compare_calls(root: Path, calls: list[Call]) -> tuple[list[tuple], list[str]]:
     """(table rows, differences) for every call."""
+    with _one_scan():
+        return _compare_calls(root, calls)
+
+
+def _compare_calls(root: Path, calls: list[Call]) -> tuple[list[tuple], list[str]]:
     records, _ = run_reference(root, [c.argv for c in calls], listing=True)
     listings = [r for r in records if "files" in r or "exit" in r]
     rows, diffs = [], []
