@@ -8,7 +8,9 @@ are files; `${{ }}` is evaluated only where GitHub evaluates it (never inside th
 What is a local equivalent, said here once: `actions/checkout` is a `git clone` of the origin
 repository plus `git checkout <ref>` (the PR head commit where GitHub would use its merge
 commit); `actions/upload-artifact` / `download-artifact` copy files to and from a folder per
-artifact name. Any other `uses:` raises `Unsupported`. Steps a test replaces (`replace`) do not
+artifact name (`run-id`: another run's folder, as the test hands it over); `OWNER/NAME@REF` of a
+published action runs the local copy the test maps it to (`actions`), as GitHub would fetch it.
+Any other `uses:` raises `Unsupported`. Steps a test replaces (`replace`) do not
 run: their outputs are given by the test, and the step log says so.
 """
 
@@ -130,6 +132,8 @@ class Runner:
         replace: dict[str, dict[str, str]] | None = None,
         between_jobs: Callable[[str, JobRun], None] | None = None,
         cache_store: Path | None = None,
+        actions: dict[str, Path] | None = None,
+        run_artifacts: dict[str, Path] | None = None,
     ):
         self.origin = origin
         self.work = work
@@ -143,6 +147,8 @@ class Runner:
         self.artifacts.mkdir(parents=True, exist_ok=True)
         # actions/cache: one folder per scope and key; shared by the runs of one test
         self.caches = cache_store or work / "caches"
+        self.actions = actions or {}  # "OWNER/NAME" -> the action's folder
+        self.run_artifacts = run_artifacts or {}  # run id -> that run's artifact store
         self.event_path = work / "event.json"
         self.event_path.write_text(json.dumps(github["event"]), encoding="utf-8")
 
@@ -290,11 +296,20 @@ class Runner:
         dest = Path(str(with_.get("path", ".")))
         dest = dest if dest.is_absolute() else job.workspace / dest
         pattern = with_.get("pattern") or with_.get("name") or "*"
-        names = sorted(p.name for p in self.artifacts.iterdir() if fnmatch.fnmatch(p.name, pattern))
+        store = self.artifacts
+        if with_.get("run-id"):  # another run's artifacts (needs a token, as on GitHub)
+            if not with_.get("github-token"):
+                raise RuntimeError("download-artifact: run-id needs github-token")
+            store = self.run_artifacts[str(with_["run-id"])]
+        names = sorted(p.name for p in store.iterdir() if fnmatch.fnmatch(p.name, pattern))
+        if with_.get("name") and not names:
+            raise RuntimeError(f"artifact {with_['name']!r} not found")
         for name in names:
-            target = dest if with_.get("merge-multiple") else dest / name
+            # v4: one artifact by name lands in `path` itself; a pattern, in a folder per name
+            single = with_.get("name") and not with_.get("pattern")
+            target = dest if with_.get("merge-multiple") or single else dest / name
             target.mkdir(parents=True, exist_ok=True)
-            for f in (self.artifacts / name).iterdir():
+            for f in (store / name).iterdir():
                 shutil.copy2(f, target / f.name)
         return f"downloaded {names}"
 
@@ -445,6 +460,12 @@ class Runner:
         try:
             if uses == "./" or uses.startswith("./"):
                 done = self.run_action((job.workspace / uses).resolve(), with_, job)
+                log = "\n".join(
+                    f"  [{s.name}: {s.outcome}, {s.seconds:.1f}s]\n{s.log}" for s in done.steps
+                )
+                return Step(name, step.get("id"), done.outcome, done.outputs, log)
+            if action in self.actions:
+                done = self.run_action(self.actions[action], with_, job)
                 log = "\n".join(
                     f"  [{s.name}: {s.outcome}, {s.seconds:.1f}s]\n{s.log}" for s in done.steps
                 )
