@@ -277,3 +277,70 @@ def test_exit_status_cases_match_a_real_run_suite(tmp_path):
     for i, case in enumerate(dropin_exit.CASES):
         result = dropin_exit.run_case(Path(SGLANG), tmp_path / str(i), case)
         assert dropin_exit.agree(result) is None, (case, result)
+
+
+# --- recipe 3: ci-budget's own triggers beside the repository's -------------------------------
+
+HANDLER = """\
+on:
+  issue_comment:
+    types: [created, edited]
+jobs:
+  slash_command:
+    if: contains(github.event.comment.body, '/rerun-test')
+"""
+GATE = """\
+jobs:
+  pr-gate:
+    steps:
+      - if: ${{ contains(fromJson(steps.pr.outputs.labels), 'run-ci') == false }}
+        run: exit 1
+"""
+OURS = "jobs:\n  plan:\n    steps:\n      - uses: ./\n        with: { command: plan }  # '/rerun-test' label 'run-ci'\n"
+
+
+def test_the_repositorys_own_command_and_gate_are_detected_ours_are_not():
+    from ci_budget.ciprofile import triggers
+
+    texts = {"handler.yml": HANDLER, "gate.yml": GATE, "ours.yml": OURS}
+    assert triggers.handles_command(texts) == ["handler.yml"]
+    assert triggers.gates_on_label(texts) == ["gate.yml"]
+    assert triggers.handles_command({"gate.yml": GATE}) == []
+
+
+def test_sglang_profile_steps_aside_from_rerun_test_and_run_ci(tmp_path):
+    from ci_budget.workspace.project import load_config
+    from tests.sglang_tree import make_tree
+
+    root = make_tree(tmp_path)
+    assert load_config(root).github.command == "/rerun-test"  # nothing to collide with
+    (root / ".github/workflows/slash-command-handler.yml").write_text(HANDLER)
+    (root / ".github/workflows/pr-gate.yml").write_text(GATE)
+    config = load_config(root)
+    assert config.github.command == "/ci-budget-run"
+    assert list(config.github.gating_labels) == ["ci-budget-run"]  # the same suites as run-ci
+    # Instead of the repository's triggers: the settings say so, and win.
+    (root / "ci-budget.toml").write_text(
+        '[github]\ncommand = "/rerun-test"\ngating-labels = { run-ci = [] }\n'
+    )
+    config = load_config(root)
+    assert config.github.command == "/rerun-test" and list(config.github.gating_labels) == [
+        "run-ci"
+    ]
+
+
+def test_a_renamed_command_leaves_rerun_test_to_the_repository():
+    from ci_budget.config import Config, GithubSettings
+    from tests.test_plan import Pull, rerun
+
+    config = Config(github=GithubSettings(command="/ci-budget-run", gating_labels={"x": []}))
+    plan, needs = rerun("/rerun-test test_a.py", config=config)
+    assert needs == [] and not plan.should_run and plan.reply is None  # no second bot reply
+    assert plan.reason == "issue_comment: not a /ci-budget-run command"
+    plan, _ = rerun("/ci-budget-run test_a.py", config=config)
+    assert plan.should_run and plan.trigger == "rerun-test"
+    plan, _ = rerun("/ci-budget-run test_a.py", permission="read", config=config)
+    assert plan.reply.startswith("@Codertocat `/ci-budget-run` refused:")
+    stale = Pull(head_pushed_at="2030-01-01T00:00:00Z")  # pushed after the comment
+    plan, _ = rerun("/ci-budget-run test_a.py", pull=stale, config=config)
+    assert "/ci-budget-run@" in plan.reply and "/rerun-test" not in plan.reply

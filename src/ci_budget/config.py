@@ -115,6 +115,9 @@ class GithubSettings(Section):
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     max_specs: int = Field(20, ge=1)
+    # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
+    # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
+    command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
 
 
 class RetryPatterns(Section):

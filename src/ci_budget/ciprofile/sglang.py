@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
+from ci_budget.ciprofile import triggers
 from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
@@ -242,6 +243,11 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     profile.settings.update(_file_timeouts(texts, uses, pr_test))
     pinned = (rules or {}).get("pinned", {})
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
+    workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
     if pr_test is not None and rules is not None:
-        profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
+        # The repository's own gate answers run-ci: ci-budget's label runs the same suites.
+        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
+        profile.settings["github"]["gating-labels"] = {label: profile.dispatched}
+    if triggers.handles_command(workflows):
+        profile.settings.setdefault("github", {})["command"] = triggers.OWN_COMMAND
     return profile

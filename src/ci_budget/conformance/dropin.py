@@ -80,9 +80,12 @@ def inline_calls(root: Path) -> list[Call]:
             found = re.search(r"run_suite\.py\s+(--hw\s.*)$", line)
             if found is None or "${{" in found.group(1) or "$" in found.group(1):
                 continue
-            argv = found.group(1).split()
-            if "--suite" in argv:
-                calls.append(Call(f"{argv[argv.index('--suite') + 1]} ({path.name})", argv))
+            argv = [w.strip("\"'") for w in found.group(1).split()]
+            argv = argv[: next((i for i, w in enumerate(argv) if w in ("||", "&&", "|", "#")),
+                               len(argv))]  # fmt: skip
+            suite = argv[argv.index("--suite") + 1] if "--suite" in argv[:-1] else ""
+            if re.fullmatch(r"[A-Za-z0-9_.-]+", suite):
+                calls.append(Call(f"{suite} ({path.name})", argv))
     return calls
 
 

@@ -130,10 +130,23 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     # Silent cases: not a new comment, not a command, not on a PR, or from a bot.
     if action != "created":
         return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
+    word = config.github.command
+    plan = _issue_comment_as(payload, facts, registrations, config, action, body, word)
+    if word != specs.COMMAND and isinstance(plan, Plan):  # the hints spell the command too
+        for key in ("reply", "reason"):
+            text = getattr(plan, key)
+            if text:
+                setattr(plan, key, text.replace(specs.COMMAND, word))
+    return plan
+
+
+def _issue_comment_as(payload, facts, registrations, config, action, body, word) -> Plan | Need:
     guard = parse_guard_command(body)  # one gate for both commands
-    command = guard.as_rerun() if guard else specs.parse_command(body, config.github.max_specs)
+    command = (
+        guard.as_rerun() if guard else specs.parse_command(body, config.github.max_specs, word)
+    )
     if command is None:
-        return Plan(reason="issue_comment: not a /rerun-test command")
+        return Plan(reason=f"issue_comment: not a {word} command")
     issue = _get(payload, "issue", dict)
     number = _get(payload, "issue.number", int)
     if not issue.get("pull_request"):
@@ -142,8 +155,9 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         return Plan(reason="issue_comment: comments by bots never trigger a run")
     login = _get(payload, "comment.user.login", str)
     comment_id = _get(payload, "comment.id", int)
-    name = GUARD_COMMAND if guard else specs.COMMAND
-    base = dict(trigger=name[1:], pr_number=number, comment_id=comment_id)
+    name = GUARD_COMMAND if guard else word
+    base = dict(trigger="verify-guard" if guard else "rerun-test", pr_number=number,
+                comment_id=comment_id)  # fmt: skip
 
     def refuse(why: str | list[str]) -> Plan:
         lines = [why] if isinstance(why, str) else why
