@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
 from ci_budget.ciprofile import triggers
+from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
 from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
