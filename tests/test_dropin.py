@@ -74,6 +74,7 @@ jobs:
             --auto-partition-id ${{ matrix.part }} --timeout-per-file 2400 --enable-retry
       - run: python3 run_suite.py --hw amd --suite nightly-amd --nightly --timeout-from-est-time
       - run: python3 run_suite.py --hw cuda --suite ${{ inputs.suite }} --timeout-per-file 5
+      - run: bash -c "cd test && python3 run_suite.py --hw cpu --suite arm --timeout-per-file 1500"
 """
 CI_UTILS = """\
 RETRIABLE_PATTERNS = [r"accuracy", r"timeout"]
@@ -109,6 +110,7 @@ def test_inline_calls_with_literal_suites_and_continuation_lines():
     assert inline_timeouts(AMD) == {
         "stage-b-test-1-gpu-small-amd": 2400.0,
         "nightly-amd": "est-time",
+        "arm": 1500.0,  # inside a quoted `bash -c "..."`
     }
 
 
