@@ -22,8 +22,8 @@ import ast
 import re
 
 EST_TIME = "est-time"
-_SUITE = re.compile(r"--suite[ =]([A-Za-z0-9_.-]+)(?=\s|$)")
-_SECONDS = re.compile(r"--timeout-per-file[ =](\d+(?:\.\d+)?)(?=\s|$)")
+_SUITE = re.compile(r"--suite[ =]([A-Za-z0-9_.-]+)(?=[\s\"']|$)")
+_SECONDS = re.compile(r"--timeout-per-file[ =](\d+(?:\.\d+)?)(?=[\s\"']|$)")
 
 
 def run_suite_default(source: str | None) -> float | None:
