@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -35,6 +36,19 @@ class RunnerConfig(Section):
     runs_on: list[str] = Field(default_factory=list)
     gpus: int = Field(1, ge=0)
     arch: str | None = None  # "sm90"
+    # The script the repository's CI runs on this runner to install the code under test
+    # (sglang: runner_configs.yml's `install`), repository-relative; a run job runs it first.
+    install: str | None = None
+
+    @field_validator("install")
+    @classmethod
+    def _repository_path(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        parts = v.split("/")
+        if not re.fullmatch(r"[\w.+/-]+", v) or v.startswith("/") or ".." in parts:
+            raise ValueError(f"install: {v!r} is not a repository-relative path")
+        return v
 
 
 def _runner(name: str, gpus: int, arch: str | None) -> RunnerConfig:

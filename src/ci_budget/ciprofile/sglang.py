@@ -38,6 +38,7 @@ GATING_LABEL = "run-ci"
 # libyaml's safe loader when PyYAML was built with it: the same documents, ~10x faster.
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SHAPE = re.compile(r"(\d+)-gpu-")
+_REPO_PATH = re.compile(r"(?!/)(?!.*(?:^|/)\.\.(?:/|$))[\w.+/-]+")  # RunnerConfig.install
 
 
 @dataclass
@@ -119,6 +120,8 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
             "gpus": int(shape.group(1)) if shape else 1,
             "arch": _arch(label, str(name)),
         }
+        if isinstance(install := entry.get("install"), str) and _REPO_PATH.fullmatch(install):
+            out[str(name)]["install"] = install
     return out
 
 
