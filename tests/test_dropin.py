@@ -346,3 +346,46 @@ def test_a_renamed_command_leaves_rerun_test_to_the_repository():
     stale = Pull(head_pushed_at="2030-01-01T00:00:00Z")  # pushed after the comment
     plan, _ = rerun("/ci-budget-run test_a.py", pull=stale, config=config)
     assert "/ci-budget-run@" in plan.reply and "/rerun-test" not in plan.reply
+
+
+# --- recipe 2's other way: an unchanged run_suite.py, its output read afterwards --------------
+
+LOG = """\
+2026-08-21T10:00:00.0000000Z python3 run_suite.py --hw cuda --suite base-b-test-1-gpu-large \\
+2026-08-21T10:00:00.0000000Z   --auto-partition-id 0 --auto-partition-size 1
+2026-08-21T10:00:01.0000000Z .
+2026-08-21T10:00:01.0000000Z Begin (0/3): python3 {root}/test/registered/test_b.py -f
+2026-08-21T10:00:42.0000000Z TIMEOUT: {root}/test/registered/test_b.py after 40 seconds
+2026-08-21T10:00:43.0000000Z ========== TIMINGS BEGIN ==========
+2026-08-21T10:00:43.0000000Z {{"file": "test/registered/test_a.py", "passed": true, "elapsed": 12}}
+2026-08-21T10:00:43.0000000Z {{"file": "{root}/test/registered/test_b.py", "passed": false, "elapsed": 40}}
+2026-08-21T10:00:43.0000000Z ========== TIMINGS END ==========
+"""
+
+
+def test_from_log_reads_an_unchanged_run_suite_into_the_results_file(tmp_path):
+    from tests.sglang_tree import make_tree
+
+    tests = {f"test/registered/test_{n}.py": f'register_cuda_ci(est_time={e}, stage="base-b", '
+             'runner_config="1-gpu-large")' for n, e in (("a", 30), ("b", 20), ("c", 10))}  # fmt: skip
+    root = make_tree(tmp_path / "sglang", tests)
+    log = tmp_path / "run_suite.log"
+    log.write_text(LOG.format(root=root.resolve()))
+    argv = [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(root), "--hw", "cuda",
+            "--suite", "base-b-test-1-gpu-large", "--auto-partition-id", "0",
+            "--auto-partition-size", "1", "--from-log", str(log), "--out", "r.json"]  # fmt: skip
+    done = subprocess.run(argv, cwd=root / "test", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "read 2 of 3 file(s)" in done.stdout
+    files = {f["path"]: f for f in json.loads((root / "test" / "r.json").read_text())["files"]}
+    a, b, c = (files[f"test/registered/test_{n}.py"] for n in "abc")
+    assert (a["status"], a["elapsed"], a["est_time"]) == ("passed", 12, 30)
+    assert (b["status"], b["elapsed"]) == ("timeout", 40)  # its TIMEOUT line
+    assert c["status"] == "not-run" and "not in run_suite.py's TIMINGS block" in c["message"]
+    assert a["timeout"] == 1200  # the limit the drop-in applies (run_suite.py's default)
+    # No TIMINGS block (the job died before it): every planned file, not run; exit 1.
+    log.write_text(LOG.split("2026-08-21T10:00:43")[0])
+    done = subprocess.run(argv, cwd=root / "test", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "no TIMINGS block" in done.stderr
+    statuses = [f["status"] for f in json.loads((root / "test" / "r.json").read_text())["files"]]
+    assert statuses == ["not-run"] * 3

@@ -34,6 +34,7 @@ class RunOptions:
     drop_in: bool = False  # called as run_suite.py is (--hw): its empty-selection rules
     runner_config: str | None = None
     runner_labels: str | None = None
+    from_log: Path | None = None  # run nothing: read run_suite.py's output (app.run_log)
 
 
 @dataclass
@@ -58,6 +59,10 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
+    if options.from_log is not None:
+        from ci_budget.app.run_log import read_log
+
+        return read_log(settings, options, sink)
     if options.drop_in and (why := _nothing_to_run(settings, options, sink)) is not None:
         sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0

@@ -96,6 +96,14 @@ def add_parser(sub):
     p.add_argument("--heartbeat", type=float, default=60.0, help="seconds between heartbeats")
     p.add_argument("--out", type=Path, default=Path("ci-budget-results.json"))
     p.add_argument(
+        "--from-log",
+        type=Path,
+        default=None,
+        metavar="LOG",
+        help="run nothing: write the results file from the output of a run_suite.py run with "
+        "the same flags (its TIMINGS block); the files it does not list are not run",
+    )
+    p.add_argument(
         "--artifacts-dir", type=Path, default=None, help="raw reports (default: next to --out)"
     )
     p.add_argument("--python", default=None, help="the tests' interpreter (default: this one)")
@@ -165,5 +173,6 @@ def run(args) -> int:
         drop_in=drop_in,
         runner_config=args.runner_config,
         runner_labels=args.runner_labels,
+        from_log=args.from_log,
     )
     return run_files(settings(args).check(), options)
