@@ -276,3 +276,16 @@ def test_setup_python_puts_the_harness_interpreter_first(tmp_path):
     import sys
 
     assert os.path.dirname(sys.executable) in job.steps[1].log
+
+
+def test_object_filters_map_a_property_over_a_list():
+    from actionrunner import evaluate
+
+    ctx = {"github": {"event": {"pull_request": {"labels": [{"name": "run-ci"}, {"x": 1}]}}}}
+    assert evaluate("github.event.pull_request.labels.*.name", ctx) == ["run-ci"]
+    assert evaluate("contains(github.event.pull_request.labels.*.name, 'RUN-CI')", ctx) is True
+    assert evaluate("contains(github.event.pull_request.labels.*.name, 'run')", ctx) is False
+    assert evaluate("github.x > 0", {"github": {"x": "120"}}) is True  # numbers from strings
+    assert evaluate("github.x >= 2 || github.x < 'a'", {"github": {"x": 1}}) is False
+    assert evaluate("github.missing == ''", {"github": {}}) is True  # null and '' are both 0
+    assert evaluate("github.missing != ''", {"github": {}}) is False

@@ -15,7 +15,7 @@ artifact name (`run-id`: another run's folder, as the test hands it over); `OWNE
 published action runs the local copy the test maps it to (`actions`), as GitHub would fetch it;
 `actions/github-script`, `dorny/paths-filter` and `actions/setup-python` are done by the
 harness (standins.py says how). Any other `uses:` raises `Unsupported`. Steps a test replaces
-(`replace`, by step id or by the action a step uses) do not run: their outputs are given by the
+(`replace`, by step id or name or by the action a step uses) do not run: their outputs are given by the
 test, and the step log says so.
 """
 
@@ -101,6 +101,27 @@ class JobRun:
         )
 
 
+# The activity types an event starts a workflow for when its `on:` names none.
+DEFAULT_TYPES = {"pull_request": {"opened", "synchronize", "reopened"},
+                 "pull_request_target": {"opened", "synchronize", "reopened"}}  # fmt: skip
+
+
+def listens(wf: dict, event_name: str, payload: dict) -> bool:
+    """Whether GitHub starts this workflow for the event: its `on:` names the event, the
+    activity type (`types`, or the event's defaults), and for workflow_run the workflow."""
+    on = wf.get("on")
+    on = {on: None} if isinstance(on, str) else dict.fromkeys(on) if isinstance(on, list) else on
+    if not isinstance(on, dict) or event_name not in on:
+        return False
+    spec = on[event_name] or {}
+    types = set(spec.get("types") or DEFAULT_TYPES.get(event_name, ()))
+    if types and payload.get("action") not in types:
+        return False
+    if event_name == "workflow_run":
+        return payload["workflow_run"]["name"] in (spec.get("workflows") or [])
+    return True
+
+
 def load_yaml(path: Path) -> dict:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if True in data:  # YAML 1.1 reads `on` as true
@@ -132,8 +153,11 @@ def read_output_file(path: Path) -> dict[str, str]:
     return out
 
 
-def _status(failed: bool) -> dict[str, bool]:
-    return {"success": not failed, "failure": failed, "always": True, "cancelled": False}
+def _status(failed: bool, succeeded: bool | None = None) -> dict[str, bool]:
+    """A step's status functions from whether an earlier step failed; a job's from its needs,
+    where a skipped need is neither: success() is false and so is failure()."""
+    ok = not failed if succeeded is None else succeeded
+    return {"success": ok, "failure": failed, "always": True, "cancelled": False}
 
 
 class Runner:
@@ -300,6 +324,9 @@ class Runner:
             ref = event["pull_request"]["head"]["sha"]  # GitHub: the merge commit
         if not ref:
             ref = self.github["sha"]
+        if str(ref).startswith("refs/"):  # refs/pull/N/head: not in a plain clone's refs
+            subprocess.run(["git", "-C", str(dest), "fetch", "-q", "origin", ref], check=True)
+            ref = "FETCH_HEAD"
         subprocess.run(["git", "-C", str(dest), "checkout", "-q", ref], check=True)
         head = subprocess.run(
             ["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True
@@ -417,14 +444,13 @@ class Runner:
         given = self.github["event"].get("inputs") or {}
         return typed_inputs(declared, given, "workflow_dispatch")
 
-    def _needs_ctx(self, spec: dict, results: dict[str, list[JobRun]]) -> tuple[dict, bool]:
+    def _needs_ctx(self, spec: dict, results: dict[str, list[JobRun]]) -> tuple[dict, dict]:
+        """(the `needs` context, the job's status functions)."""
         needs = spec.get("needs", [])
         needs = [needs] if isinstance(needs, str) else needs
-        ctx, failed = {}, False
-        for need in needs:
-            ctx[need] = _aggregate(results[need])
-            failed = failed or ctx[need]["result"] != "success"
-        return Strict("job in needs", ctx), failed
+        ctx = {need: _aggregate(results[need]) for need in needs}
+        verdicts = {entry["result"] for entry in ctx.values()}
+        return Strict("job in needs", ctx), _status("failure" in verdicts, verdicts <= {"success"})
 
     def _contexts(self, needs: dict, state: _Workflow) -> dict[str, Any]:
         return {"github": self.github, "needs": needs, "vars": self.vars,
@@ -438,9 +464,9 @@ class Runner:
             _check_keys(
                 f"job {name!r} step {step.get('name', step.get('uses'))!r}", step, STEP_KEYS
             )
-        needs, failed = self._needs_ctx(spec, results)
+        needs, status = self._needs_ctx(spec, results)
         ctx = self._contexts(needs, state)
-        if not condition(spec.get("if"), ctx, _status(failed)):
+        if not condition(spec.get("if"), ctx, status):
             return [JobRun(name, "skipped")]
         rows: list[dict | None] = [None]
         if "strategy" in spec:
@@ -458,9 +484,9 @@ class Runner:
     def _call(self, name: str, spec: dict, results: dict, state: _Workflow) -> JobRun:
         """A job that calls a reusable workflow of this repository (`uses: ./.github/...`)."""
         _check_keys(f"job {name!r}", spec, CALL_KEYS)
-        needs, failed = self._needs_ctx(spec, results)
+        needs, status = self._needs_ctx(spec, results)
         ctx = self._contexts(needs, state)
-        if not condition(spec.get("if"), ctx, _status(failed)):
+        if not condition(spec.get("if"), ctx, status):
             return JobRun(name, "skipped")
         uses = str(spec["uses"])
         if not uses.startswith("./") or "@" in uses or "strategy" in spec:
@@ -606,9 +632,10 @@ def _aggregate(runs: list[JobRun]) -> dict[str, Any]:
 
 
 def _replaced(step: dict, replace: dict) -> str | None:
-    """The key the test replaced this step by: its id, or the action it uses (no @ref)."""
-    if step.get("id") in replace:
-        return step["id"]
+    """The key the test replaced this step by: its id, its name, or the action it uses."""
+    for key in (step.get("id"), step.get("name")):
+        if key is not None and key in replace:
+            return key
     uses = str(step.get("uses", "")).split("@", 1)[0]
     return uses if uses and uses in replace else None
 
