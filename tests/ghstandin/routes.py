@@ -104,6 +104,11 @@ def create_comment(state: State, req: Req) -> Resp:
     return Resp(201, out, {"Location": out["url"]})
 
 
+def get_comment(state: State, req: Req) -> Resp:
+    c = state.comments.get(int(req.params["comment_id"]))
+    return not_found() if c is None else Resp(200, render.comment(req.base, state, c))
+
+
 def update_comment(state: State, req: Req) -> Resp:
     c = state.comments.get(int(req.params["comment_id"]))
     if c is None:
@@ -278,6 +283,7 @@ def create_review_comment(state: State, req: Req) -> Resp:
 OPERATIONS = {
     "issues/list-comments": list_comments,
     "issues/create-comment": create_comment,
+    "issues/get-comment": get_comment,
     "issues/update-comment": update_comment,
     "issues/delete-comment": delete_comment,
     "reactions/create-for-issue-comment": react,
