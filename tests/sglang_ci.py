@@ -220,7 +220,7 @@ echo "PYTHONPATH=$PWD/python" >>"$GITHUB_ENV"
 echo "installed the package of $(git rev-parse HEAD) from $PWD/python"
 """
 
-HANDLER_PY = '''\
+HANDLER_PY = """\
 \"\"\"slash_command_handler.py for `/rerun-test SPEC`: a writer's comment dispatches rerun-test.yml
 for the file's runner config, with one reply whose line the run updates, and a +1 reaction.\"\"\"
 import os
@@ -270,7 +270,7 @@ body = (f"Results for `{label}`:\\n\\n\\U0001f680 `{runs_on}` (1 test): \\u23f3 
         f"```\\ncd test/ && python3 {spec}\\n```")
 call("PATCH", f"issues/comments/{reply['id']}", json={"body": body})
 call("POST", f"issues/comments/{comment}/reactions", json={"content": "+1"})
-'''
+"""
 
 STATUS_PY = '''\
 """update_rerun_test_status.py: the reply line with the marker, marked running/passed/failed."""
