@@ -68,6 +68,7 @@ def _recipe2_report_job(text: str) -> str:
 
 @pytest.fixture(params=["run-test-step.yml"])
 def origin(tmp_path, request):
+    """(recipe 2's stage steps: the drop-in, or run_suite.py kept and its output read)"""
     """main: sglang's workflows with the recipes installed; `feature`: the package changed and
     one test file's est_time raised."""
     repo = sglang_ci.make_repo(tmp_path / "origin")
@@ -198,9 +199,14 @@ def _comments(standin, kind: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fork", [True, False], ids=["fork", "same-repository"])
+@pytest.mark.parametrize(
+    ("origin", "fork"),
+    [("run-test-step.yml", True), ("run-test-step.yml", False), ("run-test-read-step.yml", False)],
+    ids=["drop-in-fork", "drop-in-same-repository", "run_suite-read-same-repository"],
+    indirect=["origin"],
+)
 def test_run_ci_label_runs_sglangs_shards_once_and_posts_one_run_report(
-    tmp_path, origin, github_standin, runner_temp, project, fork
+    tmp_path, origin, github_standin, runner_temp, project, fork, request
 ):
     head = git(origin, "rev-parse", "feature")
     github_standin.add_pull(PR, head_sha=head, head_ref="feature", user=AUTHOR,
@@ -232,7 +238,9 @@ def test_run_ci_label_runs_sglangs_shards_once_and_posts_one_run_report(
         assert rows[0].result == "success", rows[0].log()
         assert rows[0].head == head
         log = rows[0].log()
-        assert "installed the package of " + head in log and "testing pkg from-the-pr" in log
+        assert "installed the package of " + head in log
+        assert log.count("testing pkg from-the-pr") == 1  # the shard's file ran once
+        assert ("read 1 of 1 file(s)" in log) == ("read" in request.node.callspec.id)
     assert jobs["pr-test-finish"][0].result == "success", explain(jobs)
     [report] = jobs["ci-budget-report"]
     assert report.result == "success", report.log()
@@ -315,3 +323,43 @@ def test_the_fixture_is_sglangs_files_unchanged():
         blob = subprocess.run(["git", "hash-object", str(sglang_ci.FIXTURE / name)],
                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
         assert f"`workflows/{name}` | `.github/workflows/{name}` | `{blob}`" in table, name
+
+
+@pytest.mark.slow
+def test_ci_budget_run_command_installs_the_pr_and_reports_alone(
+    tmp_path, origin, github_standin, runner_temp, project
+):
+    """Recipe 3: ci-budget's own command. sglang's handler does not answer it; ci-budget's run
+    job installs the PR's code with the install script of the file's runner config (read from
+    runner_configs.yml by plan), runs the file once and posts the run report."""
+    head = git(origin, "rev-parse", "feature")
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature", user=AUTHOR,
+                            head_pushed_at="2025-12-31T00:00:00Z")  # fmt: skip
+    github_standin.state.roles[MAINTAINER] = "write"
+    gh = Repo(tmp_path, origin, github_standin, runner_temp, project)
+    body = f"/ci-budget-run {sglang_ci.test_path(WATCHED)}"
+    cid = github_standin.add_comment(PR, MAINTAINER, body)
+    payload = hook("issue_comment.created.on-pull-request")
+    payload["repository"].update(full_name=github_standin.state.repo)
+    payload["repository"]["owner"]["login"] = github_standin.state.repo.split("/")[0]
+    payload["issue"]["number"] = PR
+    created = github_standin.state.comments[cid].created_at
+    payload["comment"].update(id=cid, body=body, created_at=created, updated_at=created)
+    payload["comment"]["user"]["login"] = payload["sender"]["login"] = MAINTAINER
+    started = gh.deliver("issue_comment", payload)
+    # sglang's handler starts for every comment and answers only its own commands
+    assert started["slash-command-handler.yml"]["slash_command"][0].result == "skipped"
+    jobs = started["ci-budget.yml"]
+    plan = jobs["plan"][0]
+    assert plan.outputs["should-run"] == "true", explain(jobs)
+    [row] = json.loads(plan.outputs["matrix"])["include"]
+    assert row["install"] == sglang_ci.INSTALL and row["runner_config"] == "1-gpu-large"
+    [run] = jobs["run"]
+    assert run.result == "success" and run.head == head, run.log()
+    log = run.log()
+    assert "installed the package of " + head in log
+    assert jobs["report"][0].result == "success", explain(jobs)
+    [comment] = _comments(github_standin, "run")
+    assert sglang_ci.test_path(WATCHED) in comment.body
+    assert github_standin.state.dispatches == []
+    assert github_standin.invalid == []
