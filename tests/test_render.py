@@ -18,7 +18,7 @@ from ci_budget.models import (
     RegistryScan,
     RunResults,
 )
-from ci_budget.render.run_md import markdown
+from ci_budget.render.run_md import ACTION_ROWS, markdown
 from ci_budget.render.text import registry_table, terminal
 from ci_budget.render.words import bar
 
@@ -71,19 +71,21 @@ def test_markdown_sections_and_order():
     md = markdown(small_report())
     lines = md.splitlines()
     assert lines[0] == "<!-- ci-budget:run -->"
-    assert "1 timed out, 1 over budget, 1 near, 1 ok" in lines[1]
-    # overruns first, then near, then ok
+    # the verdict names what needs action, worst first; the counts follow
+    assert lines[1] == "## 🛑 ci-budget: 1 file timed out (`to.py`); 1 file over budget (`over.py`)"
+    assert "1 timed out, 1 over budget, 1 near, 1 ok" in lines[3]
+    # files that need action first, then the suite totals, then the rest folded
     # file names shortened to what tells them apart, after the verdict columns
     assert (
         md.index("`to.py`")
         < md.index("`over.py`")
-        < md.index("### 🟡 Near budget (1)")
+        < md.index("### Suite totals")
+        < md.index("<details><summary>🟡 Near budget (1)</summary>")
         < md.index("`ok.py`")
     )
     row = next(line for line in lines if "| `over.py` |" in line)
-    assert row.startswith("| 🔴 over | `██████████` 114% |")
-    assert "`█████████░` 114%" not in row and "est_time=1080" in row
-    assert "| `t/over.py::TestX` | 10s | 788s | 2.0s | 800s | 89% |" in md
+    assert row.startswith("| 🔴 over | 114% | 900s | 790s | est_time=1080 |")
+    assert "| `TestX` | 10s | 788s | 2.0s | 800s | 89% |" in md
     assert "_unattributed: start-up, imports, collection_ | | | | 100s | 11% |" in md
     assert "Running when it was cut off: `t/to.py::TestX::test_slow`" in md
     assert "est_time>=2280" in md and "lower bound" in md
@@ -102,8 +104,8 @@ def test_markdown_escapes_pipes_in_cells():
     assert "| fp8 \\| gemm |" in md
     for line in md.splitlines():
         if "| `pipe" in line:
-            # an unescaped pipe would add a column
-            assert len(re.findall(r"(?<!\\)\|", line)) == 8
+            # an unescaped pipe would add a column (a folded row has six)
+            assert len(re.findall(r"(?<!\\)\|", line)) == 7
 
 
 def test_markdown_kind_marker():
@@ -159,8 +161,12 @@ def test_markdown_compact_form_when_even_overruns_do_not_fit():
     md = markdown(report)
     assert len(md) <= 65536
     over = [line for line in report.lines if line.status in ("over", "timeout", "failed")]
-    assert "| Status | Used |" not in md.split("### 🟡")[0]  # table turned into a list
-    shown = sum(f"`{line.file}` (" in md for line in over)
+    first, rest = md.split("### Suite totals")
+    rows = sum(first.count(f"| {s} |") for s in ("⏱️ timeout", "❌ failed", "🔴 over"))
+    assert rows == ACTION_ROWS  # the first screen keeps its table
+    more = rest.split("### Everything else")[0]
+    assert "| Status | Used |" not in more  # the others turned into a list
+    shown = ACTION_ROWS + sum(f"`{line.file}` (" in more for line in over)
     if shown < len(over):
         assert f"{len(over) - shown:,} more over/timeout/failed files" in md
     assert shown > 500

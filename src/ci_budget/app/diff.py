@@ -92,7 +92,7 @@ def build(settings, options: DiffOptions):
     if cache is not None:
         cache.save()
     arch_rows, arch_problems = _changed_table_rows(settings, changed)
-    return build_static(
+    report = build_static(
         base_scan,
         merge_in_order(head, head_files),
         set(base_blobs),
@@ -104,6 +104,8 @@ def build(settings, options: DiffOptions):
         arch_rows=arch_rows,
         arch_problems=arch_problems,
     )
+    report.arch_rows_before = _base_table_rows(settings, commit, changed)
+    return report
 
 
 def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
@@ -179,3 +181,10 @@ def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
     return table_rows(settings, files)
+
+
+def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
+    """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
+    from ci_budget.app.tables import table_rows_at
+
+    return table_rows_at(settings, commit, [rel for rel in changed if rel.endswith(".py")])
