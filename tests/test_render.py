@@ -181,6 +181,8 @@ def test_markdown_tiny_limit_is_still_respected():
 def test_terminal_is_aligned_text():
     text = terminal(small_report())
     lines = text.splitlines()
+    assert lines[0] == "FAILING ci-budget (run): 1 file timed out (t/to.py); 1 file over budget (t/over.py)"
+    assert lines[1].startswith("1 timed out, 1 over budget, 1 near, 1 ok — ")
     header = next(line for line in lines if line.startswith("STATUS"))
     rows = [line for line in lines if line.startswith(("timeout ", "over ", "near ", "ok "))]
     assert len(rows) == 4

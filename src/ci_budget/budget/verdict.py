@@ -137,13 +137,20 @@ def new_flags(rows: Iterable[ArchRow], before: Iterable[ArchRow]) -> tuple[list,
     return new, old
 
 
+def _s(seconds: float) -> str:
+    """Seconds as the tables write them, with a tenth where whole seconds would read equal."""
+    if abs(seconds) < 100 and seconds != round(seconds):
+        return f"{seconds:.1f} s"
+    return f"{seconds:,.0f} s"
+
+
 def _stage(kind: str, suites: list[SuiteImpact]) -> Finding:
     ordered = sorted(suites, key=lambda s: -s.makespan_after / (s.timeout_s or 1))
     return Finding(
         kind=kind,
         count=len(ordered),
         names=[s.suite for s in ordered],
-        detail=[f"{s.makespan_after:,.0f} s of {s.timeout_s / 60:g} min" for s in ordered],
+        detail=[f"{_s(s.makespan_after)} of {s.timeout_s / 60:g} min" for s in ordered],
     )
 
 
@@ -168,7 +175,7 @@ def static_verdict(report: StaticReport) -> Verdict:
             kind="below-p90",
             count=len(low),
             names=[n.file for n in low],
-            detail=[f"{n.est_time:,.0f} s < p90 {n.stats.p90:,.0f} s" for n in low],
+            detail=[f"{_s(n.est_time)} < p90 {_s(n.stats.p90)}" for n in low],
         ),
         *_guard_findings(new_rows),
     ]
