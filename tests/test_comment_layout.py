@@ -108,3 +108,22 @@ def test_a_run_of_sglangs_size_in_chromium_shows_the_suite_totals_on_the_first_s
     assert tops["Suite totals"] < 1_000, drawn  # was 8,054 px, after 380 lines of files
     assert drawn["height"] < 2_500, drawn  # was 8,701 px
     assert _check(text) > 20  # and no verdict column past the right edge
+
+
+def test_the_first_screen_stays_short_however_much_needs_action():
+    from test_render import big_report
+
+    from ci_budget.models import ArchCell, ArchRow
+
+    report = big_report(n=3000, over_every=2)  # ~1,500 files that need action
+    report.arch_rows = [
+        ArchRow(file=f"test/registered/area0/test_case_{i:05d}.py", line=9, case=f"case {i}",
+                ci_arch="sm90", flags=["unverified on CI arch"],
+                reverted={"sm90": ArchCell(raw="n/a", na=True)})
+        for i in range(30)
+    ]  # fmt: skip
+    text = run_md.markdown(report, blob=BLOB)
+    lines = text.splitlines()
+    assert lines.index("### Suite totals") <= FIRST_SCREEN_LINES
+    assert "30 guard rows unverified on SM90" in lines[1]
+    assert "<details><summary>26 more architecture rows</summary>" in text

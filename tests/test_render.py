@@ -181,7 +181,10 @@ def test_markdown_tiny_limit_is_still_respected():
 def test_terminal_is_aligned_text():
     text = terminal(small_report())
     lines = text.splitlines()
-    assert lines[0] == "FAILING ci-budget (run): 1 file timed out (t/to.py); 1 file over budget (t/over.py)"
+    assert (
+        lines[0]
+        == "FAILING ci-budget (run): 1 file timed out (t/to.py); 1 file over budget (t/over.py)"
+    )
     assert lines[1].startswith("1 timed out, 1 over budget, 1 near, 1 ok — ")
     header = next(line for line in lines if line.startswith("STATUS"))
     rows = [line for line in lines if line.startswith(("timeout ", "over ", "near ", "ok "))]
@@ -235,3 +238,18 @@ def test_scan_command_prints_the_table(tmp_path):
     assert lines[0] == f"{SUITE}  2 files  850s"
     assert lines[1].split() == ["790s", "cuda", "test/registered/test_one.py"]
     assert lines[2].split() == ["60s", "cuda", "test/registered/test_two.py"]
+
+
+def test_a_folded_part_cut_to_nothing_still_closes_its_fold():
+    from ci_budget.render.fit import Part, fit_parts, join
+
+    rows = [f"| row {i} |\n" for i in range(100)]
+    folded = Part("\n<details><summary>ok</summary>\n\n", "| a |\n|---|\n", rows, priority=1,
+                  noun="ok files", close="\n</details>\n")  # fmt: skip
+    top = "# top\n"
+    assert fit_parts(top, [folded], 200) <= 200
+    text = join(top, [folded], 200)
+    assert text.count("<details>") == text.count("</details>") == 1
+    assert "ok files not shown" in text
+    # fitting again counts the part as already cut, not at its full size
+    assert fit_parts(top, [folded], 200) == len(text)

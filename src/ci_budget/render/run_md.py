@@ -202,8 +202,11 @@ def _guard_parts(report: Report) -> tuple[Part, Part]:
     return first, rest
 
 
-def _group_parts(status: str, lines: list[BudgetLine], short: dict[str, str]) -> list[Part]:
-    """One status's files, folded; a long group folded again per suite (no suite column)."""
+def _group_parts(
+    status: str, lines: list[BudgetLine], short: dict[str, str], limit: int
+) -> list[Part]:
+    """One status's files, folded; a long group folded again per suite (no suite column),
+    each rendered only as far as the limit."""
     heading, priority, noun = REST_LOOK[status]
     suggest = status in SUGGEST_FOR
     if len(lines) <= BY_SUITE:
@@ -219,9 +222,12 @@ def _group_parts(status: str, lines: list[BudgetLine], short: dict[str, str]) ->
     head = _rest_head(suggest, suite=False)
     for suite in sorted(by_suite):
         group = by_suite[suite]
-        rows = [rest_row(x, short, suggest, suite=False) for x in group]
+        rows, unshown = rendered_until(lambda x: rest_row(x, short, suggest, False), group, limit)
         summary = f"<code>{html(suite)}</code> ({len(group):,})"
-        parts.append(Part(fold(summary), head, rows, priority=priority, noun=noun, close=FOLD_END))
+        parts.append(
+            Part(fold(summary), head, rows, priority=priority, noun=noun, unshown=unshown,
+                 close=FOLD_END)
+        )  # fmt: skip
     parts.append(Part(items=[FOLD_END]))
     return parts
 
@@ -333,7 +339,7 @@ def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None
     groups = []
     for status in REST_LOOK:
         lines = [x for x in report.lines if x.status == status]
-        groups.append(_group_parts(status, lines, short) if lines else [])
+        groups.append(_group_parts(status, lines, short, limit) if lines else [])
         parts += groups[-1]
     parts += [*_details_parts(report, limit), _suggestions_part(report)]
     parts += [*_registry_parts(report)[1:], _places_part(places)]
