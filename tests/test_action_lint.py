@@ -177,7 +177,7 @@ def test_action_installs_into_its_own_venv_and_runs_tests_with_the_input_python(
     outputs = action["outputs"]
     for name in ("should-run", "matrix", "head-sha", "pr-number", "trigger", "reason"):
         assert outputs[name]["value"] == f"${{{{ steps.plan.outputs.{name} }}}}"
-    for name in ("status", "over", "near", "timeouts", "report-path"):
+    for name in ("status", "over", "near", "timeouts", "verdict", "report-path"):
         assert outputs[name]["value"] == f"${{{{ steps.report.outputs.{name} }}}}"
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
 

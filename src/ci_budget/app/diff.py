@@ -27,6 +27,7 @@ class DiffOptions:
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     """Build, write and publish the static report; exit 1 on risk `over` or new registry errors
     unless `fail_on` is never."""
+    from ci_budget.budget.verdict import static_verdict
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
@@ -50,6 +51,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "budget-risk": report.risk,
+            "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
             "report-path": str(options.out),
         }
