@@ -94,7 +94,8 @@ def build(root: Path, runs_dir: Path) -> dict:
         "about": (
             "A run-ci run of real size: registrations from sglang (Apache-2.0, "
             "github.com/sgl-project/sglang) at the commit below, times from the "
-            "sgl-project/sglang-ci-stats runs below; made by scripts/sglang_run_fixture.py"
+            "sgl-project/sglang-ci-stats runs below (sglang's public CI record; that "
+            "repository names no licence); made by scripts/sglang_run_fixture.py"
         ),
         "columns": ["file", "line", "backend", "stage", "runner_config", "suite", "est_time"]
         + ["elapsed", "status", "elapsed_from", "classes"],
