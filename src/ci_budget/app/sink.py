@@ -31,8 +31,8 @@ class Sink:
 
     def write(self, text: str) -> None:
         """`text` on stdout as it is, except that no line of it reads as a workflow command
-        (`workflow.log_text`): paths, suite names and messages come from the PR's files."""
-        from ci_budget.github.workflow import log_text
+        (`escape.log_text`): paths, suite names and messages come from the PR's files."""
+        from ci_budget.render.escape import log_text
 
         self.stdout.write(log_text(text))
 
@@ -56,7 +56,7 @@ class Sink:
 
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
-        from ci_budget.github.workflow import log_text
+        from ci_budget.render.escape import log_text
 
         print(log_text(text), file=self.stderr)
 
