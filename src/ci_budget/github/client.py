@@ -59,6 +59,7 @@ class PullInfo(BaseModel):
 
 
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
+_REFUSED = re.compile(r"<!-- ci-budget:refused-([\w.-]+) -->")  # trigger.comment's marker
 
 
 class GitHubClient:
@@ -180,6 +181,51 @@ class GitHubClient:
             return [c.sha for c in self._repo.get_pull(number).get_commits()]
 
         return self._call(f"commits of #{number}", fetch)
+
+    def refused_logins(self, number: int, page: int) -> set[str]:
+        """The logins (lower case) our own refusal replies name, on page `page` of 100 of the
+        comments of #number (one request; the caller picks the page of the newest)."""
+        me = self.identity()
+        issue = self._repo.get_issue(number)
+        comments = self._call(
+            f"comments of #{number}", lambda: issue.get_comments().get_page(max(page, 1) - 1)
+        )
+        found = set()
+        for c in comments:
+            hit = _REFUSED.fullmatch(first_line(c.body))
+            if hit and c.user is not None and c.user.login == me:
+                found.add(hit.group(1).lower())
+        return found
+
+    def rerun_failed(self, head_sha: str, skip_path: str | None = None) -> list[str]:
+        """Rerun every completed workflow run at `head_sha` that failed (its failed jobs and
+        their dependents) or was skipped (the whole run), except the workflow file `skip_path`;
+        returns what was rerun ("name #id")."""
+        runs = self._call(
+            f"workflow runs at {head_sha[:12]}",
+            lambda: list(self._repo.get_workflow_runs(head_sha=head_sha)),
+        )
+        done = []
+        post = self._gh.requester.requestJsonAndCheck
+        for run in runs:
+            if run.status != "completed" or run.conclusion not in ("failure", "skipped"):
+                continue
+            if skip_path and (run.path or "").split("@")[0] == skip_path:
+                continue
+            # The whole run when it was skipped; else its failed jobs and their dependents.
+            url = f"{run.url}/{'rerun' if run.conclusion == 'skipped' else 'rerun-failed-jobs'}"
+            self._call(f"rerun of workflow run {run.id}", lambda u=url: post("POST", u), write=True)
+            done.append(f"{run.name} #{run.id}")
+        return done
+
+    def add_labels(self, number: int, names: list[str]) -> None:
+        """Add `names` (PyGithub sends a bare list; GitHub's description wants `{"labels"}`)."""
+        url = f"{self._repo.url}/issues/{number}/labels"
+        self._call(
+            f"add labels {', '.join(names)} to #{number}",
+            lambda: self._gh.requester.requestJsonAndCheck("POST", url, input={"labels": names}),
+            write=True,
+        )
 
     def identity(self) -> str:
         """The login our comments are authored by: configured, else GraphQL viewer, else /user."""
