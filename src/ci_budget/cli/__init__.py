@@ -101,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return int(args._module.run(args) or 0)
-    except AppError as exc:
-        print(f"ci-budget {args.command}: {exc}", file=sys.stderr)
+    except AppError as exc:  # the message may quote a PR's text: no workflow command from it
+        from ci_budget.render.escape import log_text
+
+        print(log_text(f"ci-budget {args.command}: {exc}"), file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         return 130

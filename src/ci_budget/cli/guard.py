@@ -87,8 +87,15 @@ def _suggest(args) -> int:
 
     options = SuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
     for body in suggest(settings(args), options):
-        print(body)
+        _say(body)  # the PR's table text, in the report job's log
     return 0
+
+
+def _say(text: str, file=None) -> None:
+    """A line of output in the job log: text from the PR or the GPU job is no workflow command."""
+    from ci_budget.render.escape import log_text
+
+    print(log_text(text), file=file)
 
 
 def _verify(args) -> int:
@@ -109,15 +116,15 @@ def _verify(args) -> int:
                         timeout=args.timeout_per_file)  # fmt: skip
     except GuardError as exc:
         raise CliError(str(exc)) from None
-    print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
-          f" (rows of {result.group or 'every fix'})")  # fmt: skip
+    _say(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
+         f" (rows of {result.group or 'every fix'})")  # fmt: skip
     for line, lines in result.tables:
-        print(f"{rel}:{line}:")
-        print("\n".join(lines))
+        _say(f"{rel}:{line}:")
+        _say("\n".join(lines))
     for problem in result.problems:
-        print(f"warning: {problem}", file=sys.stderr)
+        _say(f"warning: {problem}", file=sys.stderr)
     for row in result.flagged():
-        print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
+        _say(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
     if args.results_dir is not None:
         _save(args.results_dir, result, root)
     if args.write and result.source != (root / rel).read_text(encoding="utf-8"):
