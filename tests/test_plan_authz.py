@@ -166,7 +166,8 @@ def test_rerun_group_runs_every_registered_file_under_the_directory(repo, gh):
 def test_tag_run_ci_label_labels_and_plans_the_label_run_at_the_bound_head(repo, gh):
     out, ops, _, _ = say(repo, gh, "slow", "/tag-run-ci-label")  # can_tag, no write access
     assert out["should-run"] == "true" and out["trigger"] == "run-ci" and out["head-sha"] == HEAD
-    assert ops == [PULL, REACT, REPLY, ADD]
+    # No write access, cooldown 60: its permission and its last labelled run are looked up.
+    assert ops == [PULL, PERMISSION, "actions/list-workflow-runs", REACT, REPLY, ADD]
     assert labels(gh) == ["run-ci"]
     assert [r["suite"] for r in json.loads(out["matrix"])["include"]] == [
         "base-b-test-1-gpu-large", "base-c-test-2-gpu-large",
@@ -194,10 +195,10 @@ def test_a_label_applied_by_hand_counts_only_from_an_authorised_sender(repo, gh)
     assert labels(gh) == [] and [c["op"] for c in gh.calls()][:2] == [PERMISSION, REMOVE]
     [notice] = bot_replies(gh)
     assert "removed `run-ci`: tri has" in notice and notice.count("\n") == 1  # marker + a line
-    # From the file's can_tag_run_ci_label: no API call at all.
+    # From the file's can_tag_run_ci_label with cooldown 0: no API call at all.
     before = len(gh.calls())
     granted = _pr_event("labeled", ["run-ci"], "run-ci", number=7)
-    granted["sender"]["login"] = "slow"
+    granted["sender"]["login"] = "fast"
     out, _, _ = run(repo, gh, "pull_request_target", granted)
     assert out["should-run"] == "true" and gh.calls()[before:] == []
 
@@ -331,3 +332,69 @@ def test_registration_strings_reach_replies_and_the_step_summary_as_text(repo, g
     _inert(reply.replace(f"@{'fast'} ", "", 1))  # our own mention of the commenter aside
     _inert(summary)
     assert "##[" not in log.replace("#\u200b#[", "")
+
+
+# --- cooldowns: a label from someone without write access, at most one run per window ---------
+
+
+def _labelled_run(gh, run_id, actor, minutes_ago, gpu_ran):
+    from datetime import datetime, timedelta, timezone
+
+    from ghstandin.state import Job
+
+    stamp = datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)
+    gh.state.runs[run_id] = WorkflowRun(
+        run_id, "gpu.yml", stamp.strftime("%Y-%m-%dT%H:%M:%SZ"), head_sha=HEAD,
+        event="pull_request_target", actor=actor,
+    )  # fmt: skip
+    gh.state.jobs[run_id * 10] = Job(run_id * 10, run_id, "plan")
+    gpu = "success" if gpu_ran else "skipped"
+    gh.state.jobs[run_id * 10 + 1] = Job(run_id * 10 + 1, run_id, "run 1-gpu-large", conclusion=gpu)
+
+
+def _label_by(login):
+    event = _pr_event("labeled", ["run-ci"], "run-ci", number=7)
+    event["sender"]["login"] = login
+    return event
+
+
+def test_a_label_inside_the_cooldown_of_someone_without_write_access_is_refused(repo, gh):
+    _labelled_run(gh, 500, "slow", minutes_ago=30, gpu_ran=True)  # slow: cooldown 60
+    gh.state.issues[7].labels = ["run-ci"]
+    out, _, _ = run(repo, gh, "pull_request_target", _label_by("slow"))
+    assert out["should-run"] == "false" and labels(gh) == []
+    assert "slow's last labelled run started at " in out["reason"]
+    assert "at most one run per 60 minutes" in out["reason"]
+    ops = [c["op"] for c in gh.calls()]
+    assert ops[:3] == [
+        PERMISSION,
+        "actions/list-workflow-runs",
+        "actions/list-jobs-for-workflow-run",
+    ]
+
+
+def test_runs_that_stopped_at_plan_or_fell_outside_the_window_do_not_count(repo, gh):
+    _labelled_run(gh, 500, "slow", minutes_ago=30, gpu_ran=False)  # refused at plan
+    _labelled_run(gh, 501, "slow", minutes_ago=90, gpu_ran=True)  # before the window
+    _labelled_run(gh, 502, "fast", minutes_ago=5, gpu_ran=True)  # someone else
+    out, _, _ = run(repo, gh, "pull_request_target", _label_by("slow"))
+    assert out["should-run"] == "true"
+
+
+def test_cooldown_zero_or_write_access_is_never_rationed(repo, gh):
+    _labelled_run(gh, 500, "fast", minutes_ago=1, gpu_ran=True)
+    before = len(gh.calls())
+    out, _, _ = run(repo, gh, "pull_request_target", _label_by("fast"))
+    assert out["should-run"] == "true" and gh.calls()[before:] == []
+    gh.state.roles["slow"] = "write"
+    _labelled_run(gh, 501, "slow", minutes_ago=1, gpu_ran=True)
+    out, _, _ = run(repo, gh, "pull_request_target", _label_by("slow"))
+    assert out["should-run"] == "true"
+    assert "actions/list-workflow-runs" not in [c["op"] for c in gh.calls()]
+
+
+def test_tag_run_ci_label_is_rationed_for_the_one_who_asks(repo, gh):
+    _labelled_run(gh, 500, "slow", minutes_ago=10, gpu_ran=True)
+    out, _, _, _ = say(repo, gh, "slow", "/tag-run-ci-label")
+    assert out["should-run"] == "false" and labels(gh) == []
+    assert "at most one run per 60 minutes" in bot_replies(gh)[-1]

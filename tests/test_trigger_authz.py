@@ -490,7 +490,7 @@ def test_tag_and_rerun_ci_does_each_part_it_may():
     plan = drive("/tag-and-rerun-ci", Facts(permissions=grants, pull=pull()))
     assert plan.add_labels == [] and plan.rerun_failed and not plan.should_run
     assert plan.trigger == "rerun-failed-ci"
-    grants = parse_permissions({"codertocat": entry(tag=True, rerun=False, cooldown=60)})
+    grants = parse_permissions({"codertocat": entry(tag=True, rerun=False, cooldown=0)})
     plan = drive("/tag-and-rerun-ci", Facts(permissions=grants, pull=pull()),
                  issue__user__login="someone")  # not the PR's author  # fmt: skip
     assert plan.add_labels == ["run-ci"] and plan.rerun_failed is None and plan.should_run
@@ -521,3 +521,43 @@ def test_rerun_group_in_the_core_names_its_groups():
     assert not plan.should_run and plan.reason.startswith("`zzz`: no registered test file under")
     facts = Facts(permission="write", pull=pull(), read_commits=True)
     assert drive("/rerun-group a", facts).what == "registry"
+
+
+# --- cooldowns: sglang's pr-gate rations labels from people without write access -------------
+
+
+def test_the_cooldown_is_the_smaller_of_the_default_and_the_files_and_writers_have_none():
+    from ci_budget.trigger.authz import cooldown_minutes
+
+    grants = {"a": entry(cooldown=60), "b": entry(cooldown=0), "c": {"can_tag_run_ci_label": True},
+              "d": entry(cooldown=500)}  # fmt: skip
+    config = parse_config({"github": {"allow-users": ["e"]}}, "t")
+    assert cooldown_minutes("a", facts("read", grants=grants), config) == 60
+    assert cooldown_minutes("a", facts(grants=grants), config) == "ask"
+    assert cooldown_minutes("a", facts("write", grants=grants), config) == 0
+    assert cooldown_minutes("a", facts("maintain", grants=grants), config) == 0
+    assert cooldown_minutes("a", facts(error="HTTP 502", grants=grants), config) == 0
+    assert cooldown_minutes("b", facts(grants=grants), config) == 0
+    assert cooldown_minutes("c", facts("triage", grants=grants), config) == 120  # the default
+    assert cooldown_minutes("d", facts("read", grants=grants), config) == 120  # the smaller
+    assert cooldown_minutes("e", facts(grants=grants), config) == 0  # allow-users
+    assert cooldown_minutes("x", facts(grants=grants), config) == 0  # allowed by permission
+    off = parse_config({"github": {"label-cooldown-minutes": 0}}, "t")
+    assert cooldown_minutes("a", facts("read", grants=grants), off) == 0
+
+
+def test_cooling_asks_for_the_last_labelled_run_and_refuses_inside_the_window():
+    from ci_budget.trigger.authz import cooling
+    from ci_budget.trigger.facts import Need
+
+    grants = parse_permissions({"a": entry(cooldown=60)})
+    base = dict(permission="read", permissions=grants)
+    assert cooling("a", Facts(**base), Config()) == Need("recent", login="a", minutes=60.0)
+    assert cooling("a", Facts(**base, recent=""), Config()) is None
+    assert cooling("a", Facts(**base, recent_error="HTTP 502"), Config()) is None
+    assert cooling("a", Facts(**base, recent="2026-08-01T10:00:00Z"), Config()) == (
+        "a's last labelled run started at 2026-08-01T10:00:00Z; without write access a label "
+        "starts at most one run per 60 minutes (cooldown_interval_minutes, or "
+        "github.label-cooldown-minutes)"
+    )
+    assert cooling("a", Facts(permissions=grants), Config()) == Need("permission", login="a")

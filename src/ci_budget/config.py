@@ -123,6 +123,9 @@ class GithubSettings(Section):
     # configuration name, else the built-in ones) and at most this many jobs.
     label_runner_configs: list[str] | None = None
     label_max_jobs: int = Field(100, ge=1)
+    # A label from someone without write access starts at most one run per this many minutes
+    # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
+    label_cooldown_minutes: float = Field(120.0, ge=0)
 
 
 class PlannerSettings(Section):

@@ -31,10 +31,11 @@ COMPLETED = {
 
 
 def _created_filter(text: str):
-    """GitHub's `created` search syntax, the forms the project sends: `>=YYYY-MM-DD`, a date."""
+    """GitHub's `created` search syntax, the forms the project sends: `>=YYYY-MM-DD` (or a
+    full `>=YYYY-MM-DDTHH:MM:SSZ`), a date."""
     if text.startswith(">="):
         start = text[2:]
-        return lambda stamp: stamp[:10] >= start
+        return lambda stamp: stamp[: len(start)] >= start
     return lambda stamp: stamp[:10] == text
 
 
@@ -55,6 +56,9 @@ def render_run(base: str, state: State, run: WorkflowRun) -> dict[str, Any]:
         rerun_url=f"{api}/rerun", cancel_url=f"{api}/cancel", check_suite_url=f"{api}/check-suite",
     )  # fmt: skip
     out["head_commit"]["id"] = run.head_sha
+    for who in ("actor", "triggering_actor"):
+        if isinstance(out.get(who), dict):
+            out[who] = dict(out[who], login=run.actor)
     return out
 
 
@@ -80,6 +84,8 @@ def list_runs(state: State, req: Req) -> Resp:
     workflow = req.params["workflow_id"]
     runs = [r for r in state.runs.values() if workflow in (r.workflow, str(_workflow_id(r)))]
     branch, status, created = _q(req, "branch"), _q(req, "status"), _q(req, "created")
+    if _q(req, "actor"):
+        runs = [r for r in runs if r.actor == _q(req, "actor")]
     if branch:
         runs = [r for r in runs if r.branch == branch]
     if status == "completed":

@@ -73,6 +73,7 @@ class WorkflowRun:
     conclusion: str | None = "success"
     attempt: int = 1
     event: str = "push"
+    actor: str = "octocat"  # who triggered it (`actor` and `triggering_actor`)
 
 
 @dataclass

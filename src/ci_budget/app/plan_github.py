@@ -46,7 +46,9 @@ def gather(need, facts, feedback, config) -> None:
             facts.registry = registrations_at(facts.root, need.sha, config, feedback.token)
             return
         client = feedback.get()
-        if need.what == "refusals":
+        if need.what == "recent":
+            facts.recent = _last_gated_run(client, need, feedback.settings.env.values)
+        elif need.what == "refusals":
             facts.refused = client.refused_logins(need.number, need.page or 1)
         elif need.what == "permission":
             facts.permission = client.permission(need.login)
@@ -131,6 +133,21 @@ def _rerun_failed(client, plan, env, sink) -> list[str]:
     sink.note(f"reran {len(done)} workflow run(s) at {plan.rerun_failed[:12]}: {', '.join(done)}")
     plan.reaction = plan.reaction or ("+1" if done else "confused")
     return []
+
+
+def _last_gated_run(client, need, env) -> str:
+    """The cooldown's look-up in this workflow's own runs (GITHUB_WORKFLOW_REF)."""
+    from datetime import datetime, timedelta, timezone
+
+    path = _workflow_path(env.get("GITHUB_WORKFLOW_REF", ""))
+    if not path:
+        raise ValueError("GITHUB_WORKFLOW_REF does not name this workflow's file")
+    since = datetime.now(timezone.utc) - timedelta(minutes=need.minutes or 0)
+    stamp = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    gate = env.get("GITHUB_JOB") or "plan"
+    return client.last_gated_run(
+        path.rsplit("/", 1)[-1], need.login, stamp, env.get("GITHUB_RUN_ID"), gate
+    )
 
 
 def _workflow_path(ref: str) -> str | None:

@@ -59,6 +59,7 @@ class PullInfo(BaseModel):
 
 
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
+_RAN = ("success", "failure", "timed_out", "action_required")  # sglang pr-gate's "ran" states
 _REFUSED = re.compile(r"<!-- ci-budget:refused-([\w.-]+) -->")  # trigger.comment's marker
 
 
@@ -217,6 +218,32 @@ class GitHubClient:
             self._call(f"rerun of workflow run {run.id}", lambda u=url: post("POST", u), write=True)
             done.append(f"{run.name} #{run.id}")
         return done
+
+    def last_gated_run(
+        self, workflow: str, actor: str, since: str, skip_run: str | None, gate: str
+    ) -> str:
+        """When the newest run of `workflow` (a file name) by `actor` since `since` ran a job
+        besides `gate` (the plan job): its `created_at`, else "". As sglang's pr-gate: at most
+        5 runs are looked into, and a 6th counts as having run."""
+        get = self._gh.requester.requestJsonAndCheck
+        url = f"{self._repo.url}/actions/workflows/{workflow}/runs"
+        query = {"actor": actor, "created": f">={since}", "per_page": 100}
+        _, data = self._call(
+            f"runs of {workflow} by {actor}", lambda: get("GET", url, parameters=query)
+        )
+        runs = [r for r in data.get("workflow_runs") or [] if str(r.get("id")) != str(skip_run)]
+        for i, run in enumerate(runs):
+            if i == 5:
+                return str(run.get("created_at") or since)
+            _, jobs = self._call(
+                f"jobs of run {run['id']}", lambda u=run["jobs_url"]: get("GET", u)
+            )
+            if any(
+                j.get("name") != gate and j.get("conclusion") in _RAN
+                for j in jobs.get("jobs") or []
+            ):
+                return str(run.get("created_at") or since)
+        return ""
 
     def add_labels(self, number: int, names: list[str]) -> None:
         """Add `names` (PyGithub sends a bare list; GitHub's description wants `{"labels"}`)."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ci_budget.config import Config
+from ci_budget.trigger.facts import Need
 
 RUN, LABEL, RERUN_FAILED = "run", "label", "rerun-failed"
 PERMISSIONS_FILE = ".github/CI_PERMISSIONS.json"
@@ -130,14 +131,60 @@ def access(
         return f"could not check {login}'s permission: {facts.permission_error}"
     if facts.permission is None:
         return "ask"
-    allowed = set(config.github.allowed_permissions)
-    folded_level = {"maintain": "write", "triage": "read"}.get(facts.permission)
-    if facts.permission in allowed or folded_level in allowed:
+    if _level_allowed(facts.permission, config):
         return None
     needs, key = _NEEDS[what]
     levels = " or ".join(config.github.allowed_permissions)
     file_part = f", or {key} in {permissions.source}" if permissions is not None else ""
     return f"{login} has '{facts.permission}' permission; {needs} {levels}{file_part}"
+
+
+def cooldown_minutes(login: str, facts: Any, config: Config) -> float | str:
+    """How long a label from `login` (already allowed) holds off the next one, as sglang's
+    pr-gate rates people without write access: 0 for `allow-users` and anyone allowed by the
+    collaborator permission alone, else the smaller of `label-cooldown-minutes` and their
+    CI_PERMISSIONS.json cooldown, unless the permission (asked: "ask") is write. Unknown
+    permission after an error: 0 (a rate limit, not an authorisation)."""
+    if login.lower() in {u.lower() for u in config.github.allow_users}:
+        return 0.0
+    permissions = getattr(facts, "permissions", None)
+    grant = permissions.grant(login) if permissions is not None else None
+    if grant is None:
+        return 0.0
+    minutes = config.github.label_cooldown_minutes
+    if grant.cooldown_interval_minutes is not None:
+        minutes = min(minutes, grant.cooldown_interval_minutes)
+    if minutes <= 0 or facts.permission_error:
+        return 0.0
+    if facts.permission is None:
+        return "ask"
+    return 0.0 if _level_allowed(facts.permission, config) else minutes
+
+
+def _level_allowed(permission: str, config: Config) -> bool:
+    allowed = set(config.github.allowed_permissions)
+    folded = {"maintain": "write", "triage": "read"}.get(permission)
+    return permission in allowed or folded in allowed
+
+
+def cooling(login: str, facts, config) -> Need | str | None:
+    """None when a label from `login` may start a run now; the Need for their permission or
+    their last labelled run; else why not (sglang's pr-gate cooldown). A failed look-up lets
+    the run go: the cooldown rations runners, it authorises nobody."""
+    minutes = cooldown_minutes(login, facts, config)
+    if minutes == "ask":
+        return Need("permission", login=login)
+    if not minutes or facts.recent_error:
+        return None
+    if facts.recent is None:
+        return Need("recent", login=login, minutes=minutes)
+    if not facts.recent:
+        return None
+    return (
+        f"{login}'s last labelled run started at {facts.recent}; without write access a label "
+        f"starts at most one run per {minutes:g} minutes (cooldown_interval_minutes, or "
+        "github.label-cooldown-minutes)"
+    )
 
 
 def definitive(why: str | None) -> bool:

@@ -23,7 +23,7 @@ from ci_budget.models import Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.render.escape import inline
 from ci_budget.render.sticky import marker_for
-from ci_budget.trigger.authz import LABEL, RERUN_FAILED, access, definitive
+from ci_budget.trigger.authz import LABEL, RERUN_FAILED, access, cooling, definitive
 from ci_budget.trigger.commands import (
     RERUN_FAILED_CI,
     RERUN_GROUP,
@@ -197,6 +197,11 @@ def tag_or_rerun(ask: Ask, allowed: list[str], facts, registrations, config) -> 
     if isinstance(target, (Need, str)):
         return target if isinstance(target, Need) else ask.refuse(target)
     sha, found = target
+    wait = cooling(ask.login, facts, config)  # the one who asks for the label, as by hand
+    if isinstance(wait, Need):
+        return wait
+    if wait:
+        return ask.refuse(wait)
     done = dict(add_labels=labels, rerun_failed=rerun, rerun_skip_own=True, head_sha=sha)
     what = ", ".join(f"`{n}`" for n in labels)
     if pull.draft and not config.github.run_drafts:

@@ -20,7 +20,7 @@ from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.render.escape import inline
 from ci_budget.trigger.approval import gate
-from ci_budget.trigger.authz import LABEL, access
+from ci_budget.trigger.authz import LABEL, access, cooling
 from ci_budget.trigger.comment import issue_comment
 from ci_budget.trigger.facts import Facts, Need, PayloadError
 from ci_budget.trigger.facts import get as _get
@@ -151,7 +151,9 @@ def _label_sender(payload, label: str, number: int, facts, config) -> Plan | Nee
         if why == "ask":
             return Need("permission", login=login)
         if why is None:
-            return None
+            why = cooling(login, facts, config)
+            if isinstance(why, Need) or why is None:
+                return why
     notice = (
         f"**ci-budget**: removed `{label}`: {inline(why)}. A gating label starts GPU runs only "
         "when applied by someone allowed to run them."
