@@ -561,3 +561,22 @@ def test_cooling_asks_for_the_last_labelled_run_and_refuses_inside_the_window():
         "github.label-cooldown-minutes)"
     )
     assert cooling("a", Facts(permissions=grants), Config()) == Need("permission", login="a")
+
+
+def test_a_group_runs_what_can_run_and_lists_the_rest():
+    from test_plan import REGS as PLAN_REGS
+    from test_plan import comment
+
+    from ci_budget.trigger.decide import decide
+
+    regs = [*PLAN_REGS, reg(R + "a/test_amd.py").model_copy(update={"backend": "amd"})]
+    facts = Facts(permission="write", pull=pull())
+    plan = decide("issue_comment", comment("/rerun-group a"), facts, regs, Config())
+    assert plan.should_run and plan.reason.endswith(" (a); 1 not run")
+    assert (
+        "- not run: `a/test_amd.py`" in plan.reply
+        or "- not run: `test/registered/a/test_amd.py`" in plan.reply
+    )
+    only = [reg(R + "b/test_amd.py").model_copy(update={"backend": "amd"})]
+    plan = decide("issue_comment", comment("/rerun-group b"), facts, only, Config())
+    assert not plan.should_run and "registered for amd" in plan.reason

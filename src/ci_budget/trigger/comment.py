@@ -150,7 +150,8 @@ def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
     if not facts.read_commits:  # the checkout's registry: refuse bad specs before reading the PR
         wanted, refused = _wanted(request, registrations, config)
         if not refused:
-            refused = specs.resolve(wanted, registrations, config, facts.root).refused
+            early = specs.resolve(wanted, registrations, config, facts.root)
+            refused = [] if group and early.accepted else early.refused
         if refused:
             return ask.refuse(refused)
     target = target_commit(command, ask.number, facts, ask.when, registrations)
@@ -163,12 +164,16 @@ def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
     if refused:
         return ask.refuse(refused)
     resolution = specs.resolve(wanted, found, config, facts.root)
-    if resolution.refused:
+    # A group runs the files of it that can run, as sglang's handler does, and says which not.
+    if resolution.refused and not (group and resolution.accepted):
         return ask.refuse(resolution.refused)
     plan = accepted_plan(ask.login, ask.number, sha, resolution.accepted, config, ask.base)
     if group:
         plan.reason = RERUN_GROUP + plan.reason.removeprefix(specs.COMMAND)
         plan.reason += f" ({', '.join(request.groups)})"
+        left = resolution.refused
+        plan.reply += "".join(f"- not run: {inline(w)}\n" for w in left)
+        plan.reason += f"; {len(left)} not run" if left else ""
     return guard_plan(plan, request.guard, ask.login) if request.guard else plan
 
 
