@@ -52,7 +52,7 @@ def decide(
     if facts.suites is not None or facts.specs is not None:
         return _run_inputs(facts.suites or [], facts.specs or [], facts, registrations, config)
     if not event:
-        return Plan(reason="no event: GITHUB_EVENT_NAME is not set (give --suites or --specs)")
+        return Plan(reason="no event: GITHUB_EVENT_NAME is not set (give --suite or --specs)")
     try:
         if not isinstance(payload, dict):
             raise PayloadError("payload is not a JSON object")

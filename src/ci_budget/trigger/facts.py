@@ -37,7 +37,7 @@ class Facts:
     registry_error: str | None = None
     sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
     root: str | None = None  # absolute repository root, for absolute specs
-    suites: list[str] | None = None  # --suites: override the event
+    suites: list[str] | None = None  # --suite: override the event
     specs: list[str] | None = None  # --specs: override the event
     weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90
     model: Any = None  # sharding.model.PartitionModel: per-suite fits for shard counts
