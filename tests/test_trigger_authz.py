@@ -580,3 +580,48 @@ def test_a_group_runs_what_can_run_and_lists_the_rest():
     only = [reg(R + "b/test_amd.py").model_copy(update={"backend": "amd"})]
     plan = decide("issue_comment", comment("/rerun-group b"), facts, only, Config())
     assert not plan.should_run and "registered for amd" in plan.reason
+
+
+def _labeled_by(login, type_="User"):
+    from test_plan import labeled
+
+    data = labeled()
+    data["sender"].update(login=login, type=type_)
+    return data
+
+
+def test_a_label_from_ci_budget_itself_is_silent_and_other_bots_are_removed():
+    from test_plan import REGS as PLAN_REGS
+
+    from ci_budget.trigger.decide import decide
+
+    ours = parse_config({"github": {"comment-login": "github-actions[bot]"}}, "t")
+    data = _labeled_by("github-actions[bot]", "Bot")
+    plan = decide("pull_request_target", data, Facts(), PLAN_REGS, ours)
+    assert not plan.should_run and plan.unlabel == [] and plan.notice is None
+    assert "applied by ci-budget itself" in plan.reason
+    plan = decide("pull_request_target", data, Facts(), PLAN_REGS, Config())
+    assert plan.unlabel == ["run-ci"] and plan.trigger == "run-ci"
+    assert plan.reason == ("pull_request labeled 'run-ci': refused: github-actions[bot] is a bot; "
+                           "labels from bots never start runs")  # fmt: skip
+    assert plan.notice == (
+        "**ci-budget**: removed `run-ci`: github-actions\\[bot\\] is a bot; labels from bots never "
+        "start runs. A gating label starts GPU runs only when applied by someone allowed to run them."
+    )
+    nobody = _labeled_by("")
+    plan = decide("pull_request_target", nobody, Facts(), PLAN_REGS, Config())
+    assert plan.unlabel == ["run-ci"] and "the event names no sender" in plan.reason
+    del nobody["sender"]
+    assert decide("pull_request_target", nobody, Facts(), PLAN_REGS, Config()).unlabel == ["run-ci"]
+
+
+def test_only_the_labeled_action_checks_a_sender():
+    from test_plan import REGS as PLAN_REGS
+    from test_plan import labeled
+
+    from ci_budget.trigger.decide import decide
+
+    data = labeled(action="synchronize", labels=["run-ci"])
+    data["sender"]["login"] = "someone-without-access"
+    plan = decide("pull_request_target", data, Facts(), PLAN_REGS, Config())
+    assert plan.should_run and plan.trigger == "pull-request"  # same-repository: pushes run
