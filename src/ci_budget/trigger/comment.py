@@ -99,16 +99,14 @@ def issue_comment(payload, facts, registrations, config) -> Plan | Need:
     if is_bot(payload.get("sender")) or is_bot(payload["comment"].get("user")):
         return Plan(reason="issue_comment: comments by bots never trigger a run")
     edited = action == "edited"
-    count = issue.get("comments")
+    count, user = issue.get("comments"), issue.get("user")
     ask = Ask(
         request,
         login=get(payload, "sender.login" if edited else "comment.user.login", str),
         number=number,
         comment_id=get(payload, "comment.id", int),
         when=payload["comment"].get("updated_at" if edited else "created_at"),
-        author=(issue.get("user") or {}).get("login")
-        if isinstance(issue.get("user"), dict)
-        else None,
+        author=user.get("login") if isinstance(user, dict) else None,
         comments=count if isinstance(count, int) and not isinstance(count, bool) else 0,
     )
     allowed = admit(ask, facts, config)
