@@ -2,7 +2,7 @@
 
 Every field from data is made single-line (`escape.plain`, through `table.aligned`), so a newline
 or `\\r` in a message cannot start a line of its own. Lines that look like GitHub workflow
-commands are defused where the text is printed (`github.workflow.log_text`). The markdown
+commands are defused where the text is printed (`render.escape.log_text`). The markdown
 report is in `run_md`.
 """
 
