@@ -133,6 +133,20 @@ class GithubSettings(Section):
     # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
     command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
 
+    # Who may trigger, besides the collaborator permission: sglang's file of grants, read from
+    # the base branch (trigger/authz.py). "" reads none.
+    permissions_file: str = ".github/CI_PERMISSIONS.json"
+    # A label runs only these runner configs (None: those the repository's CI files or this
+    # configuration name, else the built-in ones) and at most this many jobs.
+    label_runner_configs: list[str] | None = None
+    label_max_jobs: int = Field(100, ge=1)
+    # A label from someone without write access starts at most one run per this many minutes
+    # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
+    label_cooldown_minutes: float = Field(120.0, ge=0)
+    # Commands the repository's own workflows answer (sglang's slash-command handler):
+    # ci-budget stays silent on them, so no comment gets two answers.
+    foreign_commands: list[str] = Field(default_factory=list)
+
 
 class RetryPatterns(Section):
     """What makes a failed file worth a second run under `run --enable-retry` (regular

@@ -7,14 +7,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class ConformanceOptions:
-    partition_model: Path | None = None
-    max_differences: int = 40
-    runs: bool = False  # also `run` against run_suite.py, call by call (conformance.dropin)
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    max_differences: int = option(
+        40, metavar="N", help="differences listed after the table (default 40)"
+    )
+    runs: bool = option(
+        False,
+        help="also compare `ci-budget run` with the checkout's test/run_suite.py for every "
+        "per-commit call its workflows make (files, order, per-file timeouts), and the exit "
+        "status on a failing and a hanging file (slow: minutes)",
+    )
 
 
 def _model(path: Path | None, sink: Sink):

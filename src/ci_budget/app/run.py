@@ -3,38 +3,113 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class RunOptions:
-    specs: list[str] = field(default_factory=list)
-    suites: list[str] = field(default_factory=list)
-    partition: str | None = None  # "i/n"
-    backend: str | None = None
-    nightly: bool = False
-    dry_run: bool = False
-    format: str = "text"  # of the dry run
-    history: Path | None = None
-    partition_model: Path | None = None
-    timeout_per_file: float | None = None
-    timeout_from_est_time: bool = False  # sglang's scheduled rule for every file
-    grace: float = 5.0
-    heartbeat: float = 60.0
-    out: Path = Path("ci-budget-results.json")
-    artifacts_dir: Path | None = None
-    python: str | None = None
-    mode: str | None = None
-    fail_fast: bool = True  # sglang's per-commit runs stop at the first failing file
-    retry: Retry | None = None  # run_suite.py --enable-retry
-    drop_in: bool = False  # called as run_suite.py is (--hw): its empty-selection rules
-    runner_config: str | None = None
-    runner_labels: str | None = None
-    from_log: Path | None = None  # run nothing: read run_suite.py's output (app.run_log)
+    specs: list[str] = option(
+        list, flag=None, nargs="*", metavar="SPEC", help="path[::Class[::test]] to run"
+    )
+    suites: list[str] = option(list, flag="--suite", help="suite to run (repeatable)")
+    partition: str | None = option(None, metavar="I/N", help="run shard I of N (0-based)")
+    backend: str | None = option(
+        None, help="registrations of this backend (default: the suite's only backend)"
+    )
+    nightly: bool = option(
+        False,
+        help="run the nightly=True registrations of the suites (and only those), as "
+        "sglang's run_suite.py --nightly",
+    )
+    dry_run: bool = option(False, help="print what would run, in order; run nothing")
+    format: str = option(
+        "text", choices=("text", "json"), needs="dry_run", help="what --dry-run prints"
+    )
+    history: Path | None = option(None, metavar="FILE", help=HISTORY_HELP)
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    timeout_per_file: float | None = option(
+        None,
+        metavar="S",
+        help="seconds per file (default: the suite's own from the workflows, else "
+        "file-timeout: 1200, run_suite.py's)",
+    )
+    timeout_from_est_time: bool = option(
+        False,
+        help="each file's limit from its est_time, max(1.5*est, est+1800): sglang's scheduled rule",
+    )
+    grace: float = option(5.0, metavar="S", help="seconds between SIGTERM and SIGKILL")
+    heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
+    out: Path = option(Path("ci-budget-results.json"), help="the results file to write")
+    artifacts_dir: Path | None = option(
+        None, metavar="DIR", help="raw reports (default: next to --out)"
+    )
+    python: str | None = option(None, help="the tests' interpreter (default: this one)")
+    mode: str | None = option(
+        None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
+    )
+    fail_fast: bool = option(
+        True,
+        off="--continue-on-error",
+        help="stop at the first file that does not pass, as sglang's per-commit runs do (the "
+        "default), or run every file (--continue-on-error)",
+    )
+    runner_config: str | None = option(None, help="runner config name, for the record")
+    runner_labels: str | None = option(
+        None, help="comma-separated labels (default: $RUNNER_LABELS)"
+    )
+    # run_suite.py's flags, meaning what they mean there (`run` is its drop-in).
+    hw: str | None = option(
+        None,
+        metavar="BACKEND",
+        help="run_suite.py's --hw: --backend, and the files run as that script runs them "
+        "(`python3 FILE -f` from test/); a suite with no such files runs nothing and passes",
+    )
+    auto_partition_id: int | None = option(
+        None, metavar="I", help="run_suite.py's spelling of --partition I/N (with -size)"
+    )
+    auto_partition_size: int | None = option(None, metavar="N", help="see --auto-partition-id")
+    partition_model_file: Path | None = option(
+        None, metavar="FILE", help="run_suite.py's spelling of --partition-model"
+    )
+    enable_retry: bool = option(
+        False,
+        help="run a file again after a timeout or a retriable failure (patterns: "
+        "retry-patterns; sglang: its ci_utils.py)",
+    )
+    max_attempts: int = option(
+        2, metavar="N", needs="enable_retry", help="attempts per file (default 2)"
+    )
+    retry_wait_seconds: float = option(
+        60.0, metavar="S", needs="enable_retry", help="seconds before a retry (default 60)"
+    )
+    retry_timeout_increase: float = option(
+        600.0,
+        metavar="S",
+        needs="enable_retry",
+        help="added to a flat per-file timeout when retrying (default 600)",
+    )
+    from_log: Path | None = option(
+        None,
+        metavar="LOG",
+        help="run nothing: write the results file from the output of a run_suite.py run with "
+        "the same flags (its TIMINGS block); the files it does not list are not run",
+    )
+
+    @property
+    def drop_in(self) -> bool:
+        """Called as run_suite.py is (--hw): its empty-selection rules and file commands."""
+        return self.hw is not None
+
+    @property
+    def retry(self) -> Retry | None:
+        if not self.enable_retry:
+            return None
+        return Retry(self.max_attempts, self.retry_wait_seconds, self.retry_timeout_increase)
 
 
 @dataclass
@@ -47,6 +122,34 @@ class Retry:
     timeout_increase: float = 600.0  # added to flat per-file timeouts
 
 
+def drop_in_options(options: RunOptions) -> RunOptions:
+    """run_suite.py's spellings as ci-budget's own: --auto-partition-id/-size as --partition,
+    --partition-model-file as --partition-model, --hw as --backend with `python3 FILE -f`."""
+    import dataclasses
+    import shutil
+
+    pid, size = options.auto_partition_id, options.auto_partition_size
+    changes: dict = {}
+    if (pid is None) != (size is None):
+        raise AppError("--auto-partition-id and --auto-partition-size go together")
+    if size is not None:
+        if options.partition:
+            raise AppError("--partition or --auto-partition-id/-size, not both")
+        changes["partition"] = f"{pid}/{size}"
+    if options.partition_model_file is not None:
+        if options.partition_model is not None:
+            raise AppError("--partition-model or --partition-model-file, not both")
+        changes["partition_model"] = options.partition_model_file
+    if options.hw is not None:
+        if options.backend not in (None, options.hw):
+            raise AppError("--hw and --backend name different backends")
+        changes["backend"] = options.hw
+        # run_suite.py runs `python3 FILE -f` with the python3 on PATH
+        changes["python"] = options.python or shutil.which("python3")
+        changes["mode"] = options.mode or "script"
+    return dataclasses.replace(options, **changes) if changes else options
+
+
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
@@ -56,6 +159,8 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     from ci_budget.runner.gpu import GpuProbe
 
     sink = sink or Sink(settings)
+    settings.check()  # a bad root or config is the first error
+    options = drop_in_options(options)
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
@@ -88,7 +193,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
-    opts = runner.RunOptions(
+    opts = runner.RunSetup(
         root=settings.root,
         config=settings.config,
         out=out,

@@ -253,4 +253,6 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
         profile.settings["github"]["gating-labels"] = {label: profile.dispatched}
     if triggers.handles_command(workflows):
         profile.settings.setdefault("github", {})["command"] = triggers.OWN_COMMAND
+    if foreign := triggers.foreign_commands(workflows):  # answered there: never twice
+        profile.settings.setdefault("github", {})["foreign-commands"] = foreign
     return profile
