@@ -260,12 +260,11 @@ def test_drop_in_suite_without_files_passes_as_run_suite_does(tmp_path):
     assert done.returncode == 2  # without --hw: a usage error, as before
 
 
-def test_partition_flags_go_together():
+def test_partition_flags_go_together(capsys):
     from ci_budget.cli import main
 
-    with pytest.raises(SystemExit) as exc:
-        main(["run", "--suite", "x", "--auto-partition-id", "1"])
-    assert exc.value.code == 2
+    assert main(["run", "--suite", "x", "--auto-partition-id", "1"]) == 2
+    assert "--auto-partition-id and --auto-partition-size go together" in capsys.readouterr().err
 
 
 SGLANG = os.environ.get("CI_BUDGET_SGLANG_CHECKOUT")
@@ -306,6 +305,7 @@ def test_the_repositorys_own_command_and_gate_are_detected_ours_are_not():
 
     texts = {"handler.yml": HANDLER, "gate.yml": GATE, "ours.yml": OURS}
     assert triggers.handles_command(texts) == ["handler.yml"]
+    assert triggers.foreign_commands(texts) == ["/rerun-test"]
     assert triggers.gates_on_label(texts) == ["gate.yml"]
     assert triggers.handles_command({"gate.yml": GATE}) == []
 
@@ -342,10 +342,18 @@ def test_a_renamed_command_leaves_rerun_test_to_the_repository():
     plan, _ = rerun("/ci-budget-run test_a.py", config=config)
     assert plan.should_run and plan.trigger == "rerun-test"
     plan, _ = rerun("/ci-budget-run test_a.py", permission="read", config=config)
-    assert plan.reply.startswith("@Codertocat `/ci-budget-run` refused:")
+    assert "\n@Codertocat `/ci-budget-run` refused:" in plan.reply
     stale = Pull(head_pushed_at="2030-01-01T00:00:00Z")  # pushed after the comment
     plan, _ = rerun("/ci-budget-run test_a.py", pull=stale, config=config)
     assert "/ci-budget-run@" in plan.reply and "/rerun-test" not in plan.reply
+    # The repository's handler answers its other commands too: ci-budget says nothing to them.
+    theirs = ["/rerun-test", "/rerun-group", "/tag-run-ci-label", "/tag-and-rerun-ci"]
+    config = Config(github=GithubSettings(command="/ci-budget-run", foreign_commands=theirs))
+    for body in ("/tag-run-ci-label", "/rerun-group core", "/tag-and-rerun-ci extra"):
+        plan, needs = rerun(body, config=config)
+        assert needs == [] and plan.reply is None and not plan.should_run, body
+    plan, _ = rerun("/rerun-group core")  # without them, ci-budget answers its own /rerun-group
+    assert plan.reply is not None or plan.should_run
 
 
 # --- recipe 2's other way: an unchanged run_suite.py, its output read afterwards --------------

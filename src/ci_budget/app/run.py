@@ -55,8 +55,8 @@ class RunOptions:
     fail_fast: bool = option(
         True,
         off="--continue-on-error",
-        help="stop at the first file that does not pass, as sglang's per-commit runs do (the "
-        "default), or run every file (--continue-on-error)",
+        help="run every file, whatever the earlier ones did (default: stop at the first file "
+        "that does not pass, as sglang's per-commit runs do)",
     )
     runner_config: str | None = option(None, help="runner config name, for the record")
     runner_labels: str | None = option(
