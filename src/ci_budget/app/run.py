@@ -167,7 +167,10 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     if options.from_log is not None:
         from ci_budget.app.run_log import read_log
 
-        return read_log(settings, options, sink)
+        registrations, selection = _select(settings, options, sink)
+        python = options.python or "python3"
+        meta = _meta(settings, options, registrations, python, "script", None)
+        return read_log(options, selection, meta, settings.root, sink)
     if options.drop_in and (why := _nothing_to_run(settings, options, sink)) is not None:
         sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0

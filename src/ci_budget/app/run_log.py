@@ -13,12 +13,12 @@ from ci_budget.app.sink import Sink
 NOT_IN_LOG = "not run: not in run_suite.py's TIMINGS block (an earlier file failed?)"
 
 
-def read_log(settings, options, sink: Sink) -> int:
-    """Exit 0 when the log's TIMINGS block was read, 1 when it has none (the results still
-    list every planned file, as not run)."""
+def read_log(options, selection, meta, root: Path, sink: Sink) -> int:
+    """The results of the drop-in's `selection` from the log at `options.from_log`: exit 0 when
+    its TIMINGS block was read, 1 when it has none (the results still list every planned file,
+    as not run)."""
     from datetime import datetime, timezone
 
-    from ci_budget.app.run import _meta, _select
     from ci_budget.history.logs import parse_log
     from ci_budget.models import FileResult, RunResults
     from ci_budget.runner import run as runner
@@ -29,10 +29,8 @@ def read_log(settings, options, sink: Sink) -> int:
             timings = parse_log(log)
     except OSError as exc:
         raise AppError(f"--from-log {options.from_log}: {exc.strerror}") from None
-    registrations, selection = _select(settings, options, sink)
-    root = settings.root.resolve()
+    root = root.resolve()
     measured = {_relative(e.file, root): e for e in timings.entries}
-    meta = _meta(settings, options, registrations, options.python or "python3", "script", None)
     meta.finished_at = datetime.now(timezone.utc)
     files = [runner.skipped_result(s) for s in selection.skipped]
     for job in selection.jobs:
