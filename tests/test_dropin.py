@@ -324,11 +324,13 @@ def test_sglang_profile_steps_aside_from_rerun_test_and_run_ci(tmp_path):
     # Instead of the repository's triggers: the settings say so, and win.
     (root / "ci-budget.toml").write_text(
         '[github]\ncommand = "/rerun-test"\ngating-labels = { run-ci = [] }\n'
+        "foreign-commands = []\n"
     )
     config = load_config(root)
     assert config.github.command == "/rerun-test" and list(config.github.gating_labels) == [
         "run-ci"
     ]
+    assert config.github.foreign_commands == []
 
 
 def test_a_renamed_command_leaves_rerun_test_to_the_repository():
