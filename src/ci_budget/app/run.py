@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
+from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
 from ci_budget.app.sink import Sink
 
 
@@ -112,44 +113,6 @@ class RunOptions:
         return Retry(self.max_attempts, self.retry_wait_seconds, self.retry_timeout_increase)
 
 
-@dataclass
-class Retry:
-    """run_suite.py's --enable-retry: a file that times out, or fails in a way the
-    repository's patterns call retriable, runs again."""
-
-    max_attempts: int = 2
-    wait: float = 60.0
-    timeout_increase: float = 600.0  # added to flat per-file timeouts
-
-
-def drop_in_options(options: RunOptions) -> RunOptions:
-    """run_suite.py's spellings as ci-budget's own: --auto-partition-id/-size as --partition,
-    --partition-model-file as --partition-model, --hw as --backend with `python3 FILE -f`."""
-    import dataclasses
-    import shutil
-
-    pid, size = options.auto_partition_id, options.auto_partition_size
-    changes: dict = {}
-    if (pid is None) != (size is None):
-        raise AppError("--auto-partition-id and --auto-partition-size go together")
-    if size is not None:
-        if options.partition:
-            raise AppError("--partition or --auto-partition-id/-size, not both")
-        changes["partition"] = f"{pid}/{size}"
-    if options.partition_model_file is not None:
-        if options.partition_model is not None:
-            raise AppError("--partition-model or --partition-model-file, not both")
-        changes["partition_model"] = options.partition_model_file
-    if options.hw is not None:
-        if options.backend not in (None, options.hw):
-            raise AppError("--hw and --backend name different backends")
-        changes["backend"] = options.hw
-        # run_suite.py runs `python3 FILE -f` with the python3 on PATH
-        changes["python"] = options.python or shutil.which("python3")
-        changes["mode"] = options.mode or "script"
-    return dataclasses.replace(options, **changes) if changes else options
-
-
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
@@ -171,7 +134,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         python = options.python or "python3"
         meta = _meta(settings, options, registrations, python, "script", None)
         return read_log(options, selection, meta, settings.root, sink)
-    if options.drop_in and (why := _nothing_to_run(settings, options, sink)) is not None:
+    if options.drop_in and (why := nothing_to_run(settings, options, sink)) is not None:
         sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0
     python = _interpreter(options.python) if options.python else sys.executable
@@ -207,7 +170,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         grace=options.grace,
         heartbeat=options.heartbeat,
         fail_fast=options.fail_fast,
-        retry=_retry_rules(settings, options.retry),
+        retry=retry_rules(settings, options.retry),
     )
     if options.drop_in:
         _print_dry_run(selection, "text", sink)
@@ -274,38 +237,6 @@ def file_timeout(config, options: RunOptions, job) -> float:
         return est_time_timeout(job.est_time)
     limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
     return limit + (options.retry.timeout_increase if options.retry else 0.0)
-
-
-def _nothing_to_run(settings, options: RunOptions, sink: Sink) -> str | None:
-    """run_suite.py runs nothing and succeeds for a suite no file of that backend registers."""
-    from ci_budget.sharding.select import SelectionError, suite_pool
-    from ci_budget.workspace.scan import scan_tree
-
-    if options.specs:
-        return None
-    registrations = scan_tree(settings.root, settings.config).registrations
-    empty = []
-    for suite in options.suites:
-        try:
-            pool = suite_pool(registrations, [suite], options.backend, options.nightly)
-        except SelectionError:  # an unknown suite, or none of this backend: a warning there
-            pool = []
-        if not pool:
-            empty.append(suite)
-    if len(empty) < len(options.suites):
-        return None
-    hw = options.backend or "any backend"
-    return f"No tests found for hw={hw}, suite={', '.join(empty)}, nightly={options.nightly}"
-
-
-def _retry_rules(settings, retry: Retry | None):
-    from ci_budget.runner.retry import RetryRules
-
-    if retry is None:
-        return None
-    patterns = settings.config.retry_patterns
-    return RetryRules(retry.max_attempts, retry.wait, patterns.infra, patterns.never,
-                      patterns.retriable)  # fmt: skip
 
 
 def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
