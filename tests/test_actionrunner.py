@@ -289,3 +289,19 @@ def test_object_filters_map_a_property_over_a_list():
     assert evaluate("github.x >= 2 || github.x < 'a'", {"github": {"x": 1}}) is False
     assert evaluate("github.missing == ''", {"github": {}}) is True  # null and '' are both 0
     assert evaluate("github.missing != ''", {"github": {}}) is False
+
+
+def test_a_step_without_a_shell_runs_as_bash_e_and_a_bash_step_with_pipefail(tmp_path):
+    flow = textwrap.dedent("""\
+        on: push
+        jobs:
+          j:
+            runs-on: x
+            steps:
+              - run: false | cat
+              - shell: bash
+                run: false | cat
+        """)
+    repo = _repo(tmp_path, {".github/workflows/ci.yml": flow})
+    [job] = _runner(tmp_path, repo, "push").run_workflow(repo / ".github/workflows/ci.yml")["j"]
+    assert [s.outcome for s in job.steps] == ["success", "failure"]

@@ -1,7 +1,8 @@
 """Run action.yml's steps, and the jobs of a workflow, the way GitHub's runner does.
 
-What is real: every `run:` is written to a file and run with `bash --noprofile --norc -eo
-pipefail {0}` (its `${{ }}` expanded first only with `expand_scripts`, see Runner);
+What is real: every `run:` is written to a file and run as GitHub runs it, `bash --noprofile
+--norc -eo pipefail {0}` with `shell: bash` and `bash -e {0}` without a shell (its `${{ }}`
+expanded first only with `expand_scripts`, see Runner);
 GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_EVENT_PATH are files;
 `${{ }}` is evaluated only where GitHub evaluates it; `if:` follows GitHub's status rules; jobs
 run in `needs` order with their matrix rows (vectors, include, exclude); a job that `uses:` a
@@ -204,12 +205,14 @@ class Runner(LocalActions):
         self.event_path.write_text(json.dumps(github["event"]), encoding="utf-8")
 
     # --- one bash step -------------------------------------------------------------------
-    def _bash(self, script: str, env: dict[str, str], cwd: Path, files: Path) -> tuple[int, str]:
+    def _bash(
+        self, script: str, env: dict[str, str], cwd: Path, files: Path, argv: list[str]
+    ) -> tuple[int, str]:
         files.mkdir(parents=True, exist_ok=True)
         path = files / "script.sh"
         path.write_text(script, encoding="utf-8")
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(path)],
+            [*argv, str(path)],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -246,14 +249,21 @@ class Runner(LocalActions):
         cwd = where
         if step.get("working-directory") is not None:
             cwd = (where / str(render(step["working-directory"], ctx))).resolve()
-        shell = step.get("shell", "bash")
-        if shell != "bash":
+        # GitHub's commands: `shell: bash` is strict (pipefail); no shell is `bash -e {0}`, so a
+        # failure inside a pipe goes unnoticed there, as it does here.
+        shell = step.get("shell")
+        argv = (
+            ["bash", "-e"]
+            if shell is None
+            else ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
+        )
+        if shell not in (None, "bash"):
             raise Unsupported(f"step {name!r}: shell {shell!r}")
         started = time.monotonic()
         script = step["run"]
         if self.expand_scripts and "${{" in script:
             script = TEMPLATE.sub(lambda m: to_string(evaluate(m.group(1), ctx)), script)
-        rc, log = self._bash(script, env, cwd, files)
+        rc, log = self._bash(script, env, cwd, files, argv)
         job.env_file_values.update(read_output_file(env_file))
         job.extra_path[:0] = [p for p in path_file.read_text().splitlines() if p.strip()]
         job.summary += summary.read_text(encoding="utf-8")
