@@ -30,8 +30,10 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
+from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunOptions, run_jobs
+from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
@@ -73,7 +75,7 @@ def _job(rel: str, source: str, config: Config) -> Job:
 
 
 def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path,
-         timeout=None):  # fmt: skip
+         timeout=None, sandbox=None):  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ci-budget-guard-run-") as tmp:
         env_path = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = os.pathsep.join([*extra_path, *([env_path] if env_path else [])])
@@ -81,7 +83,7 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
             opts = RunOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
                               artifacts_dir=Path(tmp) / "artifacts", python=python,
                               mode=config.mode, stream=stream,
-                              timeout_per_file=timeout)  # fmt: skip
+                              timeout_per_file=timeout, sandbox=sandbox)  # fmt: skip
             return run_jobs([job], [], meta.model_copy(deep=True), opts)
         finally:
             if env_path is None:
@@ -92,14 +94,19 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
 
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
-           stream: TextIO | None = None, timeout: float | None = None) -> Verification:  # fmt: skip
-    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
+           stream: TextIO | None = None, timeout: float | None = None,
+           sandbox=None) -> Verification:  # fmt: skip
+    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table. `sandbox`:
+    the tests' sandbox (runner.sandbox.Sandbox), opened by the caller, or None."""
     amap = config.gpu_arch_map()
     source = (root / rel).read_text(encoding="utf-8")
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
-    gpu = detect_gpu(amap, python=python)
+    # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
+    env = scrubbed_env(os.environ, config.env_drop, config.env_keep)
+    wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
+    gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
     run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)
     if run_arch is None:
         raise GuardError("no GPU architecture detected on this machine; pass --arch")
@@ -111,7 +118,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         with head_worktree(repo) as tree:
             described = [revert(tree, ref, cwd or Path.cwd(), sub.as_posix()) for ref in refs]
             extra = [str(tree / d) for d in config.arch.pythonpath if (tree / d).is_dir()]
-            args = (job, config, python, meta, stream, extra, timeout)
+            args = (job, config, python, meta, stream, extra, timeout, sandbox)
             runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
             runs["fixed"] = _run(tree / sub, *args)

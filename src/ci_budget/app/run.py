@@ -31,15 +31,14 @@ class RunOptions:
     fail_fast: bool = False
     runner_config: str | None = None
     runner_labels: str | None = None
+    sandbox: str = "auto"  # on | off | auto (on in a GitHub Actions job)
+    sandbox_expose: list[str] = field(default_factory=list)  # PATH or PATH:rw
+    sandbox_network: str = "host"  # or none
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
-
-    from ci_budget.runner import preflight
-    from ci_budget.runner import run as runner
-    from ci_budget.runner.gpu import GpuProbe
 
     sink = sink or Sink(settings)
     if options.dry_run:
@@ -47,9 +46,53 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         return 0
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
+    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    box, env = open_sandbox(settings.root, settings.config, policy, python,
+                            settings.env.in_actions, sink.warn)  # fmt: skip
+    try:
+        return _run(settings, options, sink, python, mode, box, env)
+    finally:
+        if box is not None:
+            box.close()
+
+
+def sandbox_policy(mode: str, expose, network: str):
+    from ci_budget.runner.sandbox import SandboxPolicy
+
+    return SandboxPolicy(mode, tuple(expose or ()), network)
+
+
+def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn):
+    """(the run's sandbox or None, the tests' environment). The policy comes from the command
+    line (the workflow), never from the config file, which in a GPU job is the PR's. A sandbox
+    that cannot start is a one-line error."""
+    import os
+
+    from ci_budget.runner.environment import scrubbed_env
+    from ci_budget.runner.sandbox import SandboxError
+    from ci_budget.runner.sandbox import open_sandbox as open_box
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    env = scrubbed_env(os.environ, config.env_drop, config.env_keep)
+    if policy.mode == "off" and in_actions:
+        warn("the tests run without a sandbox (--sandbox off): their code can reach this "
+             "runner's processes, files and credentials")  # fmt: skip
+    try:
+        return open_box(policy, python, checkout_of(root), env, in_actions), env
+    except SandboxError as exc:
+        raise AppError(f"sandbox: {exc}") from None
+
+
+def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
+    from ci_budget.runner import preflight
+    from ci_budget.runner import run as runner
+    from ci_budget.runner.gpu import GpuProbe
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    wrap = box.wrap(checkout_of(settings.root)) if box is not None else None
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
-    pytest_probe = preflight.PytestProbe(python) if mode == "pytest" else None
-    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python)
+    pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
+    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
     try:
         registrations, selection = _select(settings, options, sink)
         for job in selection.jobs:
@@ -78,6 +121,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         grace=options.grace,
         heartbeat=options.heartbeat,
         fail_fast=options.fail_fast,
+        sandbox=box,
     )
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")

@@ -50,6 +50,9 @@ def add_parser(sub):
     v.add_argument("--results-dir", type=Path, metavar="DIR",
                    help="write reverted.json and fixed.json (the two runs' results) and "
                    "verification.json (the values by row) there")  # fmt: skip
+    from ci_budget.cli.run import add_sandbox
+
+    add_sandbox(v)
     return p
 
 
@@ -91,6 +94,23 @@ def _suggest(args) -> int:
     return 0
 
 
+def _sandbox(args, root, config, python):
+    import sys
+
+    from ci_budget.app.errors import AppError
+    from ci_budget.app.run import open_sandbox, sandbox_policy
+    from ci_budget.cli.common import CliError
+    from ci_budget.github.events import runner_env
+
+    policy = sandbox_policy(args.sandbox, args.sandbox_expose, args.sandbox_network)
+    try:
+        box, _ = open_sandbox(root, config, policy, python, runner_env().in_actions,
+                              lambda text: print(f"warning: {text}", file=sys.stderr))  # fmt: skip
+    except AppError as exc:
+        raise CliError(str(exc)) from None
+    return box
+
+
 def _verify(args) -> int:
     import sys
 
@@ -103,12 +123,16 @@ def _verify(args) -> int:
     if not (root / rel).is_file():
         raise CliError(f"{args.file}: no such file")
     python = args.python or sys.executable
+    box = _sandbox(args, root, config, python)
     try:
         result = verify(root, config, rel, args.revert, python=python, arch=args.arch,
                         group=args.group, cwd=Path.cwd(), stream=sys.stderr,
-                        timeout=args.timeout_per_file)  # fmt: skip
+                        timeout=args.timeout_per_file, sandbox=box)  # fmt: skip
     except GuardError as exc:
         raise CliError(str(exc)) from None
+    finally:
+        if box is not None:
+            box.close()
     print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
           f" (rows of {result.group or 'every fix'})")  # fmt: skip
     for line, lines in result.tables:

@@ -65,7 +65,34 @@ def add_parser(sub):
     p.add_argument(
         "--runner-labels", default=None, help="comma-separated labels (default: $RUNNER_LABELS)"
     )
+    add_sandbox(p)
     return p
+
+
+def add_sandbox(p) -> None:
+    """The tests' sandbox (README: The tests' sandbox); `run` and `guard verify` both run PR
+    code. Command-line only: the config file is the PR's in a GPU job."""
+    p.add_argument(
+        "--sandbox",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="run each test file in a bubblewrap sandbox: on (fail when it cannot start), off, "
+        "or auto (default: on in a GitHub Actions job, off elsewhere)",
+    )
+    p.add_argument(
+        "--sandbox-expose",
+        action="append",
+        default=[],
+        metavar="PATH[:rw]",
+        help="a path the sandbox hides (e.g. under $HOME) shown to the tests, read-only unless "
+        "PATH:rw (repeatable)",
+    )
+    p.add_argument(
+        "--sandbox-network",
+        choices=["host", "none"],
+        default="host",
+        help="host (default: model downloads work) or none (loopback only)",
+    )
 
 
 def run(args) -> int:
@@ -93,5 +120,8 @@ def run(args) -> int:
         fail_fast=args.fail_fast,
         runner_config=args.runner_config,
         runner_labels=args.runner_labels,
+        sandbox=args.sandbox,
+        sandbox_expose=args.sandbox_expose,
+        sandbox_network=args.sandbox_network,
     )
     return run_files(settings(args).check(), options)
