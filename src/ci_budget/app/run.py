@@ -49,6 +49,8 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
     box, env = open_sandbox(settings.root, settings.config, policy, python,
                             settings.env.in_actions, sink.warn)  # fmt: skip
+    if box is not None:
+        sink.echo(f"sandbox: {box.describe()}")
     try:
         return _run(settings, options, sink, python, mode, box, env)
     finally:

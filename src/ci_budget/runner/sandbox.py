@@ -126,6 +126,13 @@ class Sandbox:
             own.append(sm._real(sys.prefix))
         return [p for p in own if p]
 
+    def describe(self) -> str:
+        version = ".".join(map(str, self.version)) or "?"
+        who = (f"uid {NOBODY} (the runner is root)" if self.root_user
+               else "a user namespace of the runner's uid")  # fmt: skip
+        gpus = f"{len(self.devices)} GPU device node(s)" if self.devices else "no GPU device nodes"
+        return f"bubblewrap {version}, tests as {who}, network {self.policy.network}, {gpus}"
+
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
