@@ -83,6 +83,12 @@ def _try(what, path, text):
         print("refused", what, exc.strerror)
 
 def test_write_where_the_runner_reads():
+    try:  # where ci-budget writes the next file's report: a link to the runner's credentials
+        os.symlink(P["credentials"], P["next_report"])
+        print("WROTE artifacts link")
+    except OSError as exc:
+        print("refused artifacts link", exc.strerror)
+    _try("results", P["results"], "{}")
     _try("GITHUB_ENV", P["github_env"], "LD_PRELOAD=/tmp/evil.so\\n")
     _try("GITHUB_OUTPUT", P["github_output"], "results-path=/etc/passwd\\n")
     _try("_actions", P["action"], "\\nrequire('child_process').execSync('id');\\n")
@@ -160,6 +166,9 @@ class Runner:
         self.temp, self.tool = work / "_temp", work / "_tool"
         self.checkout = work / "hello-gpu" / "hello-gpu"
         self.home = base / "home"
+        # Where a workflow that checks out at the workspace root keeps them: in the checkout.
+        self.out = self.checkout / "ci-budget-results.json"
+        self.artifacts = self.checkout / "ci-budget-results-artifacts"
         commands = self.temp / "_runner_file_commands"
         self.github_env = commands / f"set_env_{uuid.uuid4()}"
         self.github_output = commands / f"set_output_{uuid.uuid4()}"
@@ -186,6 +195,8 @@ class Runner:
             "git_hook": str(self.checkout / ".git" / "hooks" / "post-checkout"),
             "credentials": str(self.root / ".credentials"),
             "ssh_key": str(self.home / ".ssh" / "id_rsa"),
+            "results": str(self.out),
+            "next_report": str(self.artifacts / "test__registered__test_c_kill.json"),
         }  # fmt: skip
         header = json.dumps(paths)
         for name, body in {"test_a_read.py": READ, "test_b_write.py": WRITE,
@@ -194,7 +205,6 @@ class Runner:
                 body.replace("PATHS_JSON", repr(header))
             )
         (self.checkout / "pytest.ini").write_text("[pytest]\naddopts = -s -p no:hypothesispytest\n")
-        self.out = base / "results.json"
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
@@ -216,8 +226,7 @@ class Runner:
                               text=True, timeout=300, cwd=self.checkout)  # fmt: skip
 
     def log(self, name: str) -> str:
-        art = self.out.with_name(self.out.stem + "-artifacts")
-        return (art / f"test__registered__{name}.log").read_text(errors="replace")
+        return (self.artifacts / f"test__registered__{name}.log").read_text(errors="replace")
 
     def untouched(self) -> dict[str, bool]:
         return {
@@ -226,6 +235,7 @@ class Runner:
             "_actions": self.action.read_text() == "module.exports = 1;\n",
             "venv .pth": not any(self.venv.rglob("*.pth")),
             ".git hook": not (self.checkout / ".git" / "hooks" / "post-checkout").exists(),
+            "credentials": (self.root / ".credentials").read_text() == self.secrets["credentials"],
         }
 
     def kill_leftovers(self) -> None:
@@ -256,7 +266,7 @@ def _contained(runner: Runner, done: subprocess.CompletedProcess) -> None:
     assert "SCANNED" in read and "FOUND" not in read, read
     assert "refused credentials" in read and "refused ssh_key" in read
     write = runner.log("test_b_write")
-    assert "WROTE" not in write and write.count("refused") == 5, write
+    assert "WROTE" not in write and write.count("refused") == 7, write
     assert all(runner.untouched().values()), runner.untouched()
     # ci-budget was not killed: its parent is the sandbox's init, which ignores the signal,
     # and no process outside the sandbox is there to be found.
@@ -300,7 +310,8 @@ def test_without_the_sandbox_the_same_tests_reach_everything(runner):
         for name in ("ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "INPUT_TOKEN"):
             assert f"FOUND {name} in /proc/" in read, read
         assert "FOUND credentials" in read and "FOUND ssh_key" in read
-        assert not any(runner.untouched().values()), runner.untouched()
+        reached = {k: not v for k, v in runner.untouched().items() if k != "credentials"}
+        assert all(reached.values()), reached
         deadline = time.monotonic() + 10
         while not _marked(runner.marker + "-survivor") and time.monotonic() < deadline:
             time.sleep(0.05)

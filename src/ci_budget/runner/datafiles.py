@@ -66,10 +66,18 @@ def collect(out: Path, art: Path, stem: str) -> list[str]:
     for suffix in SUFFIXES:
         got = read_capped(out, stem + suffix)
         if isinstance(got, bytes):
-            (art / (stem + suffix)).write_bytes(got)
+            _write_new(art / (stem + suffix), got)
         elif isinstance(got, str):
             problems.append(f"report file refused: {got}")
     return problems
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """A new file: whatever stood at `path` (a planted symlink too) is removed, not followed."""
+    path.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags, 0o644), "wb") as fh:
+        fh.write(data)
 
 
 def clear(folder: Path, owner: int | None = None) -> None:

@@ -197,7 +197,8 @@ def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: f
 def _start(opts: RunOptions, cmd: list[str], cwd: Path, env: dict):
     if opts.sandbox is None:
         return ProcessTree(cmd, cwd, env)
-    return opts.sandbox.start(cmd, cwd, env, checkout_of(opts.root), opts.grace)
+    pinned = [str(opts.out), str(opts.artifacts_dir)]
+    return opts.sandbox.start(cmd, cwd, env, checkout_of(opts.root), opts.grace, pinned)
 
 
 def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],

@@ -144,11 +144,11 @@ class Sandbox:
         return env
 
     def argv(self, cmd: list[str], cwd: str, checkout: str, status_fd: int | None = None,
-             grace: float = 5.0) -> list[str]:  # fmt: skip
+             grace: float = 5.0, pinned: list[str] = ()) -> list[str]:  # fmt: skip
         """bwrap ... -- [setpriv ...] [init STATUS_FD SETTLE GRACE --] cmd."""
         view = sm.View(hide=self.hide, expose=self.expose, checkout=checkout,
                        scratch=self.scratch, home=self.home, devices=self.devices,
-                       searchable=not self.root_user)  # fmt: skip
+                       searchable=not self.root_user, pinned=list(pinned))  # fmt: skip
         args = [self.bwrap]
         if self.root_user:  # privileged bwrap; setpriv then drops to the sandbox user
             args += ["--cap-drop", "ALL"]
@@ -175,8 +175,9 @@ class Sandbox:
         return args + list(cmd)
 
     def start(self, cmd: list[str], cwd: Path, env: Mapping[str, str], checkout: str,
-              grace: float) -> SandboxedTree:  # fmt: skip
-        return SandboxedTree(self, cmd, str(cwd), self.env(env), checkout, grace)
+              grace: float, pinned: list[str] = ()) -> SandboxedTree:  # fmt: skip
+        argv = lambda fd: self.argv(cmd, str(cwd), checkout, fd, grace, pinned)  # noqa: E731
+        return SandboxedTree(argv, self.env(env))
 
     def wrap(self, checkout: str) -> Callable[[list[str]], list[str]]:
         """For a short probe command (bwrap's own reaper as PID 1)."""
@@ -204,11 +205,11 @@ class Sandbox:
 class SandboxedTree:
     """A file's process in the sandbox, with the interface of `proctree.ProcessTree`."""
 
-    def __init__(self, box: Sandbox, cmd, cwd: str, env, checkout: str, grace: float):
+    def __init__(self, argv: Callable[[int], list[str]], env: Mapping[str, str]):
         read, write = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                box.argv(cmd, cwd, checkout, write, grace),
+                argv(write),
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

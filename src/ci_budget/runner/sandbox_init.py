@@ -1,9 +1,9 @@
 """PID 1 of a test file's sandbox (copied into the sandbox and run as `python -I -S FILE`).
 
 It starts the file's command, passes SIGTERM/SIGINT/SIGHUP on to every process of the sandbox
-and reaps every orphan. When the command ends it waits up to SETTLE seconds for what the file
-left behind to end by itself, sends the rest SIGTERM, waits up to GRACE, writes one JSON line
-to STATUS_FD and exits. Its exit ends the PID namespace: the kernel kills every process still
+and reaps every orphan. When the command ends it waits up to SETTLE seconds for the namespace
+to go quiet (what the file left behind ending by itself); what does not is a leftover: it sends
+the rest SIGTERM, waits up to GRACE, writes one JSON line to STATUS_FD and exits. Its exit ends the PID namespace: the kernel kills every process still
 in it, a process forking as fast as it can included (no fork succeeds in a dying namespace).
 
     python -I -S sandbox_init.py STATUS_FD SETTLE GRACE -- COMMAND...
@@ -31,7 +31,9 @@ def _nondumpable():
 
 
 def _others():
-    """Live processes of the namespace other than this one; zombies are reaped, not counted."""
+    """(how many exited children were reaped, names of the live processes of the namespace
+    other than this one)."""
+    reaped = 0
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -39,6 +41,7 @@ def _others():
             break
         if pid == 0:
             break
+        reaped += 1
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -51,16 +54,33 @@ def _others():
         state = data[data.rfind(b")") + 2 :][:1]
         if state not in (b"Z", b"X"):
             found.append(data[data.find(b"(") + 1 : data.rfind(b")")].decode(errors="replace"))
-    return found
+    return reaped, found
 
 
-def _wait_for_none(seconds):
+def _last_pid():
+    """The last PID this namespace handed out: a fork between two looks moves it, even when
+    the process that forked is gone before a look can see it."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _settle(seconds):
+    """[] once the namespace is quiet (nothing running, nothing reaped, no new PID since the
+    last look); else, after `seconds`, the names of what kept running."""
     deadline = time.monotonic() + seconds
-    left = _others()
-    while left and time.monotonic() < deadline:
+    last, seen = _last_pid(), []
+    while True:
+        reaped, left = _others()
+        now = _last_pid()
+        if not left and not reaped and now == last:
+            return []
+        last, seen = now, left or seen
+        if time.monotonic() >= deadline:
+            return left or seen or ["?"]
         time.sleep(0.02)
-        left = _others()
-    return left
 
 
 def _start(cmd):
@@ -99,10 +119,10 @@ def main(argv):
             break
         if pid == child:
             break
-    left = _wait_for_none(settle)
+    left = _settle(settle)
     if left:
         forward(signal.SIGTERM, None)
-        _wait_for_none(grace)
+        _settle(grace)
     code = os.waitstatus_to_exitcode(status)
     report = {"exit": code, "left": len(left), "names": sorted(set(left))[:20]}
     try:

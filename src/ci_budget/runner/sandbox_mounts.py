@@ -14,7 +14,7 @@ import glob
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # Accelerators and their fabrics: NVIDIA (and MIG capabilities, IMEX channels), DRM render
@@ -151,6 +151,26 @@ class View:
     home: str | None  # the runner user's $HOME, replaced by scratch["home"]
     devices: list[str]
     searchable: bool = True  # the sandbox user may pass through every directory the runner can
+    pinned: list[str] = field(default_factory=list)  # ci-budget's outputs: read-only if shown
+
+    def _pins(self) -> list[Mount]:
+        """ci-budget's results file and artifacts folder, when they lie in the writable
+        checkout, and the folders on the way to them: read-only, so the tests cannot put a
+        symlink where ci-budget writes next (a write anywhere the runner user can)."""
+        found: dict[str, Mount] = {}
+        for path in self.pinned:
+            real = os.path.realpath(path)
+            if (
+                not inside(real, self.checkout)
+                or real == self.checkout
+                or not os.path.lexists(real)
+            ):
+                continue
+            rel = os.path.relpath(real, self.checkout).split(os.sep)
+            for i in range(1, len(rel) + 1):
+                step = os.path.join(self.checkout, *rel[:i])
+                found[step] = Mount("ro-bind", step, step)
+        return list(found.values())
 
     def plan(self) -> list[Mount]:
         """The mounts, in the order they apply."""
@@ -172,6 +192,7 @@ class View:
         git = os.path.join(self.checkout, ".git")
         if os.path.lexists(git):
             mounts.append(Mount("ro-bind", git, git))
+        mounts += self._pins()
         mounts += [Mount("bind", s["out"], s["out"]), Mount("ro-bind", s["lib"], s["lib"])]
         if not self.searchable:
             mounts += [Mount("tmpfs", d) for d in self._unsearchable(mounts)]
