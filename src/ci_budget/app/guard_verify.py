@@ -8,7 +8,6 @@ file as it is in the caller's tree, which `--write` edits in place.
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
-from ci_budget.runner.environment import scrubbed_env
+from ci_budget.runner.environment import tests_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
 from ci_budget.runner.sandbox_mounts import checkout_of
@@ -131,7 +130,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
     # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
-    env = scrubbed_env(os.environ, config.env_drop, config.env_keep)
+    env = tests_env(config.env_drop, config.env_keep)
     wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
     gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
     run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)

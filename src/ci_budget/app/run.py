@@ -121,14 +121,12 @@ def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn
     """(the run's sandbox or None, the tests' environment). The policy comes from the command
     line (the workflow), never from the config file, which in a GPU job is the PR's. A sandbox
     that cannot start is a one-line error."""
-    import os
-
-    from ci_budget.runner.environment import scrubbed_env
+    from ci_budget.runner.environment import tests_env
     from ci_budget.runner.sandbox import SandboxError
     from ci_budget.runner.sandbox import open_sandbox as open_box
     from ci_budget.runner.sandbox_mounts import checkout_of
 
-    env = scrubbed_env(os.environ, config.env_drop, config.env_keep)
+    env = tests_env(config.env_drop, config.env_keep)
     if policy.mode == "off" and in_actions:
         warn("the tests run without a sandbox (--sandbox off): their code can reach this "
              "runner's processes, files and credentials")  # fmt: skip

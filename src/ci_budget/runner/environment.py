@@ -56,3 +56,10 @@ def scrubbed_env(
         for k, v in env.items()
         if not _matches(k, NEVER_KEPT) and (_matches(k, keep) or not _matches(k, dropped))
     }
+
+
+def tests_env(drop: Iterable[str] = (), keep: Iterable[str] = ()) -> dict[str, str]:
+    """The tests' environment: this process's, scrubbed (the one place it is read for them)."""
+    import os
+
+    return scrubbed_env(os.environ, drop, keep)

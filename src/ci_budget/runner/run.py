@@ -29,7 +29,7 @@ from ci_budget.config import Config
 from ci_budget.github.workflow import log_text
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.runner import datafiles, progress
-from ci_budget.runner.environment import scrubbed_env
+from ci_budget.runner.environment import tests_env
 from ci_budget.runner.outcome import file_result, timings_block, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.sandbox import NOBODY, Sandbox
@@ -163,7 +163,7 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
 
 
 def _file_env(opts: RunSetup, plugin_dir: Path | None, progress_file: Path) -> dict:
-    env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
+    env = tests_env(opts.config.env_drop, opts.config.env_keep)
     first = [str(plugin_dir)] if plugin_dir is not None else []
     if first or opts.pythonpath:
         path = (*first, *opts.pythonpath, env.get("PYTHONPATH"))
