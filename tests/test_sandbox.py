@@ -261,3 +261,38 @@ def test_the_policy_is_on_in_a_job_unless_it_says_off(mode):
     policy = sandbox.SandboxPolicy(mode)
     assert policy.wanted(True) == (mode != "off")
     assert policy.wanted(False) == (mode == "on")
+
+
+def test_a_path_under_the_hidden_home_is_shown_only_when_exposed(tmp_path):
+    sandbox_or_skip()
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("key")
+    (home / "models").mkdir()
+    (home / "models" / "w.bin").write_text("weights")
+    (home / "cache").mkdir()
+    os.chmod(tmp_path, 0o755)
+    for path in (home, home / "models", home / "cache"):
+        os.chmod(path, 0o777)  # a root runner's tests run as uid 65534
+    env = {**os.environ, "HOME": str(home)}
+    policy = sandbox.SandboxPolicy("on", (str(home / "models"), f"{home / 'cache'}:rw"))
+    box = sandbox.Sandbox(policy, sys.executable, env)
+    script = (
+        "import os, sys; h = sys.argv[1]\n"
+        "print(os.path.exists(h + '/.ssh/id_rsa'), open(h + '/models/w.bin').read())\n"
+        "for d in ('models', 'cache'):\n"
+        "    try:\n"
+        "        open(f'{h}/{d}/new', 'w').write('x'); print(d, 'writable')\n"
+        "    except OSError as exc:\n"
+        "        print(d, exc.strerror)\n"
+    )
+    try:
+        cwd = str(tmp_path)
+        done = subprocess.run(box.argv([sys.executable, "-c", script, str(home)], cwd, cwd),
+                              env=box.env(env), capture_output=True, text=True)  # fmt: skip
+    finally:
+        box.close()
+    assert done.stdout.splitlines() == [
+        "False weights", "models Read-only file system", "cache writable"
+    ], done.stdout + done.stderr  # fmt: skip
+    assert (home / "cache" / "new").read_text() == "x" and not (home / "models" / "new").exists()
