@@ -296,3 +296,16 @@ def test_a_path_under_the_hidden_home_is_shown_only_when_exposed(tmp_path):
         "False weights", "models Read-only file system", "cache writable"
     ], done.stdout + done.stderr  # fmt: skip
     assert (home / "cache" / "new").read_text() == "x" and not (home / "models" / "new").exists()
+
+
+def test_a_checkout_the_sandbox_user_cannot_read_is_one_line(tmp_path, capsys):
+    sandbox_or_skip()
+    if os.geteuid() != 0:
+        pytest.skip("a root runner's case: its tests run as uid 65534")
+    root = _repo(tmp_path / "repo", {"test_touch.py": (10, TOUCH)})
+    root.chmod(0o700)
+    rc = main(["run", "--root", str(root), "--suite", SUITE, "--out", str(tmp_path / "r.json"),
+               "--sandbox", "on"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert f"uid 65534, the tests' user on a root runner, cannot read the checkout {root}" in err

@@ -184,8 +184,9 @@ class Sandbox:
         return lambda cmd: self.argv(cmd, checkout, checkout)
 
     def check(self, checkout: str, env: Mapping[str, str]) -> None:
-        """Start the sandbox once with its init: the failure, if any, as one line."""
-        cmd = [self.python, "-I", "-S", "-c", "pass"]
+        """Start the sandbox once with its init, as the sandbox user, in the checkout: the
+        failure, if any, as one line."""
+        cmd = [self.python, "-I", "-S", "-c", _CAN_READ]
         tree = self.start(cmd, Path(checkout), env, checkout, grace=1.0)
         try:
             out, _ = tree.proc.communicate(timeout=60)
@@ -195,11 +196,19 @@ class Sandbox:
         if tree.status() is not None and tree.returncode == 0:
             return
         lines = out.decode(errors="replace").strip().splitlines()
+        if tree.returncode == 13:
+            raise SandboxError(f"uid {NOBODY}, the tests' user on a root runner, cannot read the "
+                               f"checkout {checkout}: let others read it (chmod o+rx), or run "
+                               f"the runner as a non-root user; or {OPT_OUT}")  # fmt: skip
         why = next((x for x in lines if x.startswith(("bwrap:", "setpriv:"))), None)
         why = why or (lines[-1] if lines else f"exit {tree.proc.returncode}")
         hint = " (Ubuntu 24.04: AppArmor's user-namespace restriction: scripts/sandbox_setup.sh)"
         hint = hint if "uid map" in why or "new namespace" in why else ""
         raise SandboxError(f"the tests' sandbox cannot start: {why}{hint}; or {OPT_OUT}")
+
+
+# The sandbox's self-check: the tests' user lists the checkout (exit 13 when it may not).
+_CAN_READ = "import os, sys\ntry:\n    os.listdir('.')\nexcept PermissionError:\n    sys.exit(13)"
 
 
 class SandboxedTree:
