@@ -15,6 +15,7 @@ from synthlogs import Ran, job_log
 
 from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
+from ci_budget.sharding.model import parse_model
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History
 from ci_budget.sharding.planners import weights_for
@@ -136,8 +137,12 @@ def test_job_samples_carry_the_jobs_record_and_are_idempotent():
 
 def test_partition_model_seeds_only_where_nothing_was_measured():
     model = {"est": {SUITE: {A: 400, B: 90.5, C: "slow"}}, "fit": {}, "n_runs": 12}
-    estimates, problems = model_estimates(model, "model.json")
-    assert problems == [f"est.{SUITE}.{C}: not a number of seconds: 'slow'"]
+    parsed, problems = parse_model(model, "model.json")
+    assert problems == [
+        f"model.json: est.{SUITE}: 1 value(s) not a number of seconds (first: {C}); "
+        "those files use est_time"
+    ]
+    estimates = model_estimates(parsed.est, "model.json")
     history = History()
     add_job(history, "job:1", JobInfo(1, SUITE), _parse(job_log(T0, SUITE, [Ran(A, 650)])))
     assert seed(history, estimates) == 1  # A has a sample; B is seeded

@@ -31,8 +31,14 @@ def add_parser(sub):
         "--min-samples", type=int, default=1, help="passing runs needed for a suggestion"
     )
     p.add_argument(
-        "--all", action="store_true", help="also list changes below the 30 s / 30 %% rule"
-    )
+        "--all", action="store_true",
+        help="also list (and with --write, write) changes below the 30 s / 30 %% rule",
+    )  # fmt: skip
+    p.add_argument(
+        "--partition-model", type=Path, default=None, metavar="FILE",
+        help="suggest sglang-ci-stats model.json's est as sglang's update_est_time.py writes it "
+        "(each line says whether that script's text match finds the registration); no history",
+    )  # fmt: skip
     return p
 
 
@@ -47,5 +53,6 @@ def run(args) -> int:
         format=args.format,
         min_samples=args.min_samples,
         include_all=args.all,
+        partition_model=args.partition_model,
     )
     return suggest(settings(args), options)
