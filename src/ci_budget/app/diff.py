@@ -16,6 +16,7 @@ KIND = "budget"  # its own sticky comment, beside the measured `run` one
 class DiffOptions:
     base: str
     history: Path | None = None
+    partition_model: Path | None = None  # shard counts and walls as sglang's CI plans them
     out: Path = Path("ci-budget-report.md")
     format: str | None = None  # markdown / terminal / json; None: terminal on a tty
     fail_on: str = "never"
@@ -30,7 +31,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
-    report = build(settings, options)
+    report = build(settings, options, sink)
     from ci_budget.render.paths import blob_base
 
     env = settings.env
@@ -51,6 +52,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
         {
             "budget-risk": report.risk,
             "est-delta": f"{report.est_delta:+.0f}",
+            "under-p90": len(report.under_p90),
             "report-path": str(options.out),
         }
     )
@@ -66,8 +68,9 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     return 1 if options.fail_on != "never" and failing else 0
 
 
-def build(settings, options: DiffOptions):
+def build(settings, options: DiffOptions, sink: Sink | None = None):
     """The StaticReport of the working tree against `options.base`; AppError on bad input."""
+    from ci_budget.app.numbers import plan_numbers
     from ci_budget.budget.diff import build_static
     from ci_budget.workspace.git import GitError, changed_files, resolve, tree_blobs
     from ci_budget.workspace.scan import discover
@@ -100,9 +103,9 @@ def build(settings, options: DiffOptions):
         config,
         base_ref=options.base,
         base_commit=commit,
-        history=_history(options.history),
         arch_rows=arch_rows,
         arch_problems=arch_problems,
+        numbers=plan_numbers(options.history, options.partition_model, sink or Sink(settings)),
     )
 
 
@@ -158,18 +161,6 @@ def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, 
         if cache is not None:
             cache.put("full", base_blobs[rel], rel, scans[rel])
     return merge_in_order(scans, base_blobs)
-
-
-def _history(path: Path | None):
-    if path is None:
-        return None
-    from ci_budget.history.model import HistoryError
-    from ci_budget.workspace.history_store import load_history
-
-    try:
-        return load_history(Path(path), missing_ok=False)
-    except HistoryError as exc:
-        raise AppError(f"--history: {exc}") from None
 
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:

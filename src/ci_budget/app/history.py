@@ -164,4 +164,3 @@ def _table(stats) -> str:
         for s in stats
     ]
     return aligned_text([header, *rows])
-

@@ -47,7 +47,9 @@ def note_uncovered(numbers, suites: Iterable[str], sink: Sink) -> None:
 
     missing = uncovered(numbers.model if numbers is not None else None, suites)
     if missing:
-        shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        shown = ", ".join(missing[:6]) + (
+            f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        )
         sink.warn(
             f"--partition-model {numbers.model.source}: nothing for suite(s) {shown}; "
             "their files use est_time (or measured p90), coeff 1, bias 0"

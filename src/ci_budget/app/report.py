@@ -23,6 +23,8 @@ class ReportOptions:
     fail_on: str = "never"
     post: bool = False
     pr: int | None = None
+    history: Path | None = None  # measured p90 per line; planned seconds with the model
+    partition_model: Path | None = None
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
@@ -46,6 +48,11 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_rows=rows,
         arch_problems=problems,
     )
+    if options.history is not None or options.partition_model is not None:
+        from ci_budget.app.numbers import plan_numbers
+        from ci_budget.budget.status import attach_numbers
+
+        attach_numbers(built, plan_numbers(options.history, options.partition_model, sink))
     md = markdown(built, blob=_blob(settings, runs))
     fmt = options.format or ("terminal" if sink.isatty() else "markdown")
     # The JSON copy, with every test case the largest output, is made once, a file at a time,

@@ -75,8 +75,15 @@ def _add_outputs(p) -> None:
         "--base", default=None, metavar="REF", help="static report: est_time diff vs REF"
     )
     p.add_argument(
-        "--history", type=Path, default=None, metavar="FILE", help="timing history for --base"
-    )
+        "--history", type=Path, default=None, metavar="FILE",
+        help="timing history store: measured p90 and n per file; with --base also the seconds "
+        "shards are predicted on where the partition model has none",
+    )  # fmt: skip
+    p.add_argument(
+        "--partition-model", type=Path, default=None, metavar="FILE",
+        help="sglang-ci-stats model.json: per-file est and per-suite fits, as sglang's CI "
+        "plans shards (missing or unreadable: a warning, then est_time)",
+    )  # fmt: skip
     p.add_argument(
         "--cache",
         type=Path,
@@ -96,6 +103,7 @@ def run(args) -> int:
         options = DiffOptions(
             base=args.base,
             history=args.history,
+            partition_model=args.partition_model,
             out=args.out,
             format=args.format,
             fail_on=args.fail_on,
@@ -116,5 +124,7 @@ def run(args) -> int:
         fail_on=args.fail_on,
         post=args.post,
         pr=args.pr,
+        history=args.history,
+        partition_model=args.partition_model,
     )
     return report(settings(args), options)

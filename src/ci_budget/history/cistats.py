@@ -187,4 +187,3 @@ def add_run(history: History, run: Run) -> Added:
         out.samples += new
         out.jobs += bool(new)
     return out
-

@@ -49,7 +49,19 @@ def _what(c: Change) -> str:
     return ", ".join(labels[k] for k in c.kinds)
 
 
+def _measured(c: Change) -> str:
+    """The measured p90 beside a changed est_time, flagged when the budget is below it."""
+    if c.p90 is None:
+        return ""
+    flag = " ⚠️ below" if c.under_p90 else ""
+    return f"; measured p90 {_s(c.p90)} over {c.n} run(s){flag}"
+
+
 def _est(c: Change) -> str:
+    return _est_change(c) + _measured(c)
+
+
+def _est_change(c: Change) -> str:
     if c.est_before is not None and c.est_after is not None:
         pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
         if c.est_before == c.est_after:
@@ -159,9 +171,35 @@ def _top(report: StaticReport) -> str:
             f"**{_signed(report.est_delta)}** per run; GPU cost {_gpu(report.gpu_seconds_delta)} "
             f"per run; stage timeout risk: **{report.risk}**."
         )
+    if report.under_p90:
+        head.append(under_p90_sentence(report, code))
     for note in report.notes:
         head.append(f"\n_{md(note)}_")
     return "\n".join(head) + "\n"
+
+
+def under_p90_sentence(report: StaticReport, name) -> str:
+    """The risk a changed file carries when its est_time is below its measured p90 (`name`
+    quotes a file name for the medium)."""
+    shown = [
+        f"{name(u.file)} ({_s(u.est_time)} < p90 {_s(u.p90)}, {u.n} run(s))"
+        for u in report.under_p90[:3]
+    ]
+    more = len(report.under_p90) - len(shown)
+    return (
+        f"\n⚠️ **{len(report.under_p90)}** changed file(s) budgeted below their measured p90: "
+        + ", ".join(shown)
+        + (f" and {more} more" if more > 0 else "")
+        + "."
+    )
+
+
+def _numbers(report: StaticReport) -> str:
+    if report.predicted_from == "est_time":
+        return "est_time"
+    words = {"model": "the partition model's est", "history": "the measured p90"}
+    used = [words[p] for p in report.predicted_from.split("+")]
+    return ", else ".join(used) + ", else est_time; shard wall = coeff × Σ + bias"
 
 
 def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) -> str:
@@ -171,8 +209,8 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
         "",
         "",
         [
-            f"\n<sub>Planner {code(report.algorithm)} on est_time; makespan = the longest shard. "
-            "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
+            f"\n<sub>Planner {code(report.algorithm)} on {_numbers(report)}; makespan = the "
+            "longest shard. GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
     pictures = [

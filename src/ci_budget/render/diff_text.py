@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact
-from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed
+from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed, under_p90_sentence
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
 
@@ -60,6 +60,8 @@ def terminal(report: StaticReport) -> str:
             f"per run; GPU cost {_gpu(report.gpu_seconds_delta)} per run; "
             f"stage timeout risk: {report.risk}"
         )
+    if report.under_p90:
+        out.append(under_p90_sentence(report, plain).strip().replace("**", ""))
     out += [f"note: {plain(n)}" for n in report.notes]
     if report.errors_introduced:
         rows = [(f"{p.file}:{p.line}", p.message) for p in report.errors_introduced]
