@@ -8,12 +8,12 @@ from ci_budget.config import parse_config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import dispatch
 from ci_budget.sharding.model import parse_model
+from tests.sglang_tree import make_tree
+from tests.test_plan_cli import _pr_event, run_plan
 
 
 def model_from_json(data):
     return parse_model(data)[0]
-from tests.sglang_tree import make_tree
-from tests.test_plan_cli import _pr_event, run_plan
 
 
 def reg(file, est, suite, backend="cuda", nightly=False, disabled=None, runner="1-gpu-large"):

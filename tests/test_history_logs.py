@@ -15,9 +15,9 @@ from synthlogs import Ran, job_log
 
 from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
-from ci_budget.sharding.model import parse_model
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History
+from ci_budget.sharding.model import parse_model
 from ci_budget.sharding.planners import weights_for
 from ci_budget.workspace.history_store import load_history
 

@@ -371,3 +371,47 @@ def test_one_double_star_glob_matches_as_the_general_matcher():
             rel = "/".join(parts)
             for pattern in patterns:
                 assert glob_match(rel, pattern) == _match_parts(rel.split("/"), pattern.split("/"))
+
+
+def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_named(tmp_path):
+    t = "test/registered/"
+    files = {t + "a.py": _reg(100), t + "b.py": _reg(100), t + "c.py": _reg(100)}
+    repo, base = _repo(tmp_path, files, {t + "c.py": _reg(120)})
+    suite = "base-b-test-1-gpu-large"
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({
+        "est": {suite: {t + "a.py": 700, t + "b.py": 500}},
+        "fit": {suite: {"coeff": 1.0, "bias": 60}},
+    }))  # fmt: skip
+    store = tmp_path / "history.json"
+    _history(store, t + "c.py", suite, [140, 150, 160])
+    out = tmp_path / "budget.md"
+    proc = _cli(
+        repo, "--base", base, "--partition-model", str(model), "--history", str(store),
+        "--out", str(out), "--format", "markdown",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.with_suffix(".json").read_text())
+    [impact] = data["suites"]
+    # planned on a 700 (model), b 500 (model), c 160 (history p90): 1,360 s; sglang's rule
+    # ceil(1.0 x 1,360 / (0.75 x 20 min - 60 s)) = 2 shards; walls 700 + 60, 500 + 160 + 60
+    assert (impact["shards_before"], impact["shards_after"]) == (2, 2)
+    assert impact["loads_after"] == [760.0, 720.0] and (impact["coeff"], impact["bias"]) == (1, 60)
+    assert data["predicted_from"] == "model+history"
+    [change] = data["changes"]
+    assert (change["planned"], change["planned_from"], change["p90"], change["n"]) == (
+        160.0, "p90", 160.0, 3,
+    )  # fmt: skip
+    assert change["under_p90"] and data["under_p90"] == [
+        {"file": t + "c.py", "suite": suite, "est_time": 120.0, "p90": 160.0, "n": 3}
+    ]
+    md = out.read_text()
+    assert (
+        "⚠️ **1** changed file(s) budgeted below their measured p90: "
+        "`test/registered/c.py` (120 s < p90 160 s, 3 run(s))." in md
+    )
+    assert "measured p90 160 s over 3 run(s) ⚠️ below" in md
+    # without the numbers: est_time alone, one shard of 320 s
+    plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")
+    [impact] = json.loads(plain.stdout)["suites"]
+    assert impact["loads_after"] == [320.0] and json.loads(plain.stdout)["under_p90"] == []
