@@ -10,7 +10,6 @@ coeff x Σ seconds + bias. GPU cost counts est_time x the runner's GPUs.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
@@ -79,14 +78,12 @@ def _plan_suite(
     seconds = numbers.weights(regs)
     items = sorted((r.file, seconds[(r.file, r.suite)]) for r in regs)
     shards = suite_shards(suite, regs, config, seconds, numbers.model).size
-    weights: dict[str, float] = defaultdict(float)
-    for key, value in items:
-        weights[key] += value
     shards_plan = plan(items, shards, config.planner.algorithm)
+    est = {r.file: r.est_time for r in regs}
     # one per shard, even an empty one: the gating label dispatches it all the same
-    sums = [math.fsum(weights[key] for key in shard) for shard in shards_plan]
-    sums += [0.0] * (shards - len(sums))
-    return [numbers.wall(suite, x) for x in sums], math.fsum(w for _, w in items)
+    walls = [numbers.shard_wall(suite, [(f, est[f]) for f in shard]) for shard in shards_plan]
+    walls += [numbers.shard_wall(suite, [])] * (shards - len(walls))
+    return walls, math.fsum(w for _, w in items)
 
 
 def _risk(span: float, timeout: float, config: Config) -> str:

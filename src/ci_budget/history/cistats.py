@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ci_budget.history.model import History, Sample
+from ci_budget.history.model import History, JobWall, Sample
 
 MATRIX = re.compile(r"\((\d+)\)\s*$")  # "base-b-test-1-gpu-large (3)": shard 3
 
@@ -186,4 +186,10 @@ def add_run(history: History, run: Run) -> Added:
         out.entries += len(job.timings)
         out.samples += new
         out.jobs += bool(new)
+        total = math.fsum(t.elapsed for t in job.timings)
+        if job.wall is not None and total > 0:
+            history.add_job_wall(
+                JobWall(run=key, suite=job.suite, wall=job.wall, total=total,
+                        date=job.completed_at or job.started_at)
+            )  # fmt: skip
     return out

@@ -137,9 +137,35 @@ class PlanNumbers:
         return self.model.coeff_bias(suite) if self.model is not None else NO_FIT
 
     def wall(self, suite: str, seconds: float) -> float:
-        """A shard's predicted wall time: coeff x Σ seconds + bias."""
+        """sglang's predicted shard wall: coeff x Σ seconds + bias (1 and 0 without a fit)."""
         coeff, bias = self.coeff_bias(suite)
         return coeff * seconds + bias
+
+    def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
+        """A shard's predicted wall from its (file, est_time) list. With the model's fit for
+        the suite, sglang's own prediction (coeff x Σ planned seconds + bias). Else, where the
+        history has the suite's job walls, Σ of each file's typical time (its p50, else its
+        planned seconds) + the suite's median job overhead: the backtest on sglang's runs
+        (docs/performance.md) has this within 5 % (median) of the real wall. Else Σ planned."""
+        files = list(files)
+        if self.model is not None and suite in self.model.fit:
+            return self.wall(suite, math.fsum(self.seconds(f, suite, e)[0] for f, e in files))
+        overhead = self.history.overhead(suite) if self.history is not None else None
+        if overhead is None:
+            return math.fsum(self.seconds(f, suite, e)[0] for f, e in files)
+        return math.fsum(self._typical(f, suite, e) for f, e in files) + overhead
+
+    def _typical(self, path: str, suite: str, est_time: float) -> float:
+        p50 = self.history.stats(path, suite).p50 if self.history is not None else None
+        return float(p50) if p50 is not None else self.seconds(path, suite, est_time)[0]
+
+    def predicts_with(self, suite: str) -> str:
+        """What `shard_wall` uses for the suite: fit, history or planned."""
+        if self.model is not None and suite in self.model.fit:
+            return "fit"
+        if self.history is not None and self.history.overhead(suite) is not None:
+            return "history"
+        return "planned"
 
     @property
     def empty(self) -> bool:
