@@ -17,8 +17,7 @@ from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History
-from ci_budget.sharding.model import parse_model
-from ci_budget.sharding.planners import weights_for
+from ci_budget.sharding.model import PlanNumbers, parse_model
 from ci_budget.workspace.history_store import load_history
 
 T0 = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
@@ -151,7 +150,7 @@ def test_partition_model_seeds_only_where_nothing_was_measured():
 
     regs = [Registration(file=f, line=1, function="register_cuda_ci", backend="cuda", est_time=10,
                          suite=SUITE, stage="base-b", runner_config="1-gpu-large") for f in (A, B, C)]  # fmt: skip
-    assert [s for _, s in weights_for(regs, history)] == [650.0, 90.5, 10.0]
+    assert list(PlanNumbers(history=history).weights(regs).values()) == [650.0, 90.5, 10.0]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
