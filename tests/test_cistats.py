@@ -24,7 +24,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _show(store: Path, cwd: Path) -> dict:
-    proc = _cli("show", "--store", str(store), "--format", "json", cwd=cwd)
+    proc = _cli("show", "--history", str(store), "--format", "json", cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     return {(s["file"], s["suite"]): s for s in json.loads(proc.stdout)}
 
@@ -32,7 +32,7 @@ def _show(store: Path, cwd: Path) -> dict:
 def test_real_run_files_give_nearest_rank_p90_over_passing_runs(tmp_path: Path):
     store = tmp_path / "h.json"
     files = sorted(str(p) for p in RUNS.glob("*.json"))
-    proc = _cli("add", *files, "--store", str(store), cwd=tmp_path)
+    proc = _cli("add", *files, "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     stats = _show(store, tmp_path)
     pp = stats[(PP, SUITE)]
@@ -41,7 +41,7 @@ def test_real_run_files_give_nearest_rank_p90_over_passing_runs(tmp_path: Path):
     assert pp["last_commit"] == "4f5ff39bc96da933dd938afc4382793c943ce631"
     deepep = stats[("test/registered/ep/test_deepep_small.py", "base-c-test-deepep-4-gpu-h100")]
     assert (deepep["n"], deepep["p50"], deepep["p90"]) == (3, 477.0, 615.0)  # 477, 615, 456
-    again = _cli("add", *files, "--store", str(store), cwd=tmp_path)
+    again = _cli("add", *files, "--history", str(store), cwd=tmp_path)
     assert again.returncode == 0 and "0 sample(s) added" in again.stdout  # keyed by run/job
 
 
@@ -51,7 +51,7 @@ def test_samples_carry_partition_date_labels_and_passed_defaults(tmp_path: Path)
     job = next(j for j in run.jobs if j.suite == SUITE and j.shard == 1)
     assert job.wall == 20 * 60 + 25 and all(t.passed for t in job.timings)  # no `passed` key
     store = tmp_path / "h.json"
-    _cli("add", str(RUNS / "2026-06-21T23-32-06Z__27921006369.json"), "--store", str(store),
+    _cli("add", str(RUNS / "2026-06-21T23-32-06Z__27921006369.json"), "--history", str(store),
          cwd=tmp_path)  # fmt: skip
     [sample] = load_history(store).samples(PP, SUITE)
     assert sample.partition == "1/3" and sample.labels == ["4-gpu-h100"]
@@ -65,11 +65,11 @@ def test_failed_entries_do_not_count_and_a_grown_file_adds_only_its_new_jobs(tmp
     path = tmp_path / "run.json"
     path.write_text(json.dumps(first))
     store = tmp_path / "h.json"
-    assert _cli("add", str(path), "--store", str(store), cwd=tmp_path).returncode == 0
+    assert _cli("add", str(path), "--history", str(store), cwd=tmp_path).returncode == 0
     grown = json.loads(json.dumps(data))
     grown["jobs"][1]["timings"][0]["passed"] = False  # a failed attempt's capped time
     path.write_text(json.dumps(grown))
-    proc = _cli("add", str(path), "--store", str(store), cwd=tmp_path)
+    proc = _cli("add", str(path), "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 0
     added = sum(len(j["timings"]) for j in data["jobs"][1:])
     assert f"{path}: {added} new sample(s)" in proc.stdout
@@ -85,7 +85,7 @@ def test_a_clone_directory_with_a_truncated_file_and_a_directory_with_none(tmp_p
     broken = clone / "runs" / "2026-06-23T00-00-00Z__1.json"
     broken.write_text((RUNS / "2026-06-19T12-21-53Z__27825399090.json").read_text()[:900])
     store = tmp_path / "h.json"
-    proc = _cli("add", str(clone), "--store", str(store), cwd=tmp_path)
+    proc = _cli("add", str(clone), "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 2
     [line] = proc.stderr.splitlines()
     assert line.startswith(f"error: {broken}:") and "not valid JSON" in line
@@ -93,7 +93,7 @@ def test_a_clone_directory_with_a_truncated_file_and_a_directory_with_none(tmp_p
     empty = tmp_path / "empty"
     (empty / "runs").mkdir(parents=True)
     (empty / "README.json").write_text("{}")
-    proc = _cli("add", str(empty), "--store", str(store), cwd=tmp_path)
+    proc = _cli("add", str(empty), "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == (
         f"error: {empty}: no ci-budget results or sglang-ci-stats run files in it\n"
@@ -109,7 +109,7 @@ def test_a_named_file_of_another_shape_or_with_a_bad_field_is_one_line(tmp_path:
     bad.write_text(json.dumps(data))
     good = RUNS / "2026-06-21T23-32-06Z__27921006369.json"
     store = tmp_path / "h.json"
-    proc = _cli("add", str(other), str(bad), str(good), "--store", str(store), cwd=tmp_path)
+    proc = _cli("add", str(other), str(bad), str(good), "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"error: {other}: neither a ci-budget results file (no schema_version) nor an "
@@ -123,7 +123,9 @@ def test_a_named_file_of_another_shape_or_with_a_bad_field_is_one_line(tmp_path:
 def test_max_samples_keeps_the_newest_runs(tmp_path: Path):
     store = tmp_path / "h.json"
     files = sorted(str(p) for p in RUNS.glob("*.json"))
-    proc = _cli("add", *reversed(files), "--store", str(store), "--max-samples", "2", cwd=tmp_path)
+    proc = _cli(
+        "add", *reversed(files), "--history", str(store), "--max-samples", "2", cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     samples = load_history(store).samples(PP, SUITE)
     assert [s.elapsed for s in samples] == [428.0, 526.0]  # 06-20 and 06-21; 06-19 dropped

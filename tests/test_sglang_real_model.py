@@ -77,7 +77,7 @@ def test_suggest_lists_what_update_files_writes_plus_what_its_text_match_misses(
         (f, s): (old, new) for f, s, old, new in _update_files(json.loads(Path(MODEL).read_text()))
     }
     ours = json.loads(
-        _cli("suggest", "--partition-model", MODEL, "--all", "--format", "json").stdout
+        _cli("history", "suggest", "--partition-model", MODEL, "--all", "--format", "json").stdout
     )
     found = {(s["file"], s["suite"]): (s["est_time"], s["suggested"]) for s in ours if s["updater"]}
     assert found == theirs  # every change, same old and new value

@@ -1,4 +1,4 @@
-"""`suggest --partition-model`: the model's est as sglang's update_est_time.py writes it, each
+"""`history suggest --partition-model`: the model's est as sglang's update_est_time.py writes it, each
 suggestion saying whether that script's text match finds the registration (and why not), the
 30 s / 30 % rule, and `--write` changing only the literal (CRLF kept)."""
 
@@ -46,7 +46,7 @@ def _tree(tmp_path: Path, crlf: bool = False) -> Path:
 
 def _suggest(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "suggest", "--root", str(root),
+        [sys.executable, "-m", "ci_budget.cli", "history", "suggest", "--root", str(root),
          "--partition-model", str(root / "model.json"), *args],
         capture_output=True, text=True, timeout=60, cwd=root,
     )  # fmt: skip

@@ -1,24 +1,32 @@
-"""Use case `suggest` (`history suggest`): new est_time values from the timing history, or
-from a partition model as sglang's updater writes them, optionally written back."""
+"""Use case `history suggest`: new est_time values from the timing history, or from a
+partition model as sglang's updater writes them, optionally written back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget import HISTORY_STORE
+from ci_budget.app.history import store_option
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class SuggestOptions:
-    store: Path = Path(HISTORY_STORE)
-    suites: list[str] = field(default_factory=list)
-    write: bool = False
-    format: str = "table"
-    min_samples: int = 1
-    include_all: bool = False  # also changes below the 30 s / 30 % rule
-    partition_model: Path | None = None  # suggest the model's est (sglang's updater), not p90
+    store: Path | None = store_option()
+    suites: list[str] = option(list, flag="--suite", help="only this suite (repeatable)")
+    write: bool = option(False, help="rewrite est_time in the test files")
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    min_samples: int = option(1, help="passing runs needed for a suggestion")
+    include_all: bool = option(
+        False, flag="--all",
+        help="also list (and with --write, write) changes below the 30 s / 30 %% rule",
+    )  # fmt: skip
+    partition_model: Path | None = option(
+        None, metavar="FILE",
+        help="suggest sglang-ci-stats model.json's est as sglang's update_est_time.py writes "
+        "it (each says whether that script's text match finds the call); no history needed",
+    )  # fmt: skip
 
 
 def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
@@ -57,11 +65,11 @@ def _big(s) -> bool:
 
 def _found(settings, options: SuggestOptions, regs, sink: Sink):
     """The suggestions, from the model when one is given, else from the history store."""
-    from ci_budget.app.history import open_store
+    from ci_budget.app.history import open_store, store_path
     from ci_budget.budget import suggest as rule
 
     if options.partition_model is None:
-        history = open_store(options.store)
+        history = open_store(store_path(settings, options.store))
         return rule.suggest(
             regs, history, settings.config.thresholds, options.min_samples,
             include_all=options.include_all,
