@@ -105,9 +105,7 @@ def test_plan_with_a_negative_coeff_warns_once_and_sizes_on_coeff_1(tmp_path: Pa
     (root / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 4\n")  # shards fit 180 s
     model = tmp_path / "model.json"
     model.write_text(json.dumps({"fit": {SUITE: {"coeff": -3, "bias": 5000}}}))
-    proc = _cli(
-        root, "plan", "--suite", SUITE, "--format", "json", "--partition-model", str(model)
-    )
+    proc = _cli(root, "plan", "--suite", SUITE, "--format", "json", "--partition-model", str(model))
     assert proc.returncode == 0, proc.stderr
     assert [r["partition"] for r in json.loads(proc.stdout)["matrix"]] == ["0/1"]  # 120 s
     assert proc.stderr.splitlines() == [
