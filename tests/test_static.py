@@ -279,7 +279,8 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     text = proc.stdout
     assert text != out.read_text(encoding="utf-8")  # the file keeps the markdown
     assert "|" not in text and "**" not in text and "<!--" not in text
-    assert text.startswith(f"ci-budget (budget): est_time changes vs {base[:12]}\n")
+    assert text.startswith("OK ci-budget (budget): nothing to act on\n")
+    assert text.splitlines()[1].startswith(f"est_time changes vs {base[:12]}: 1 registration")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
     assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
@@ -406,10 +407,8 @@ def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_name
         {"file": t + "c.py", "suite": suite, "est_time": 120.0, "p90": 160.0, "n": 3}
     ]
     md = out.read_text()
-    assert (
-        "⚠️ **1** changed file(s) budgeted below their measured p90: "
-        "`test/registered/c.py` (120 s < p90 160 s, 3 run(s))." in md
-    )
+    # the verdict's headline names it
+    assert "## ⚠️ ci-budget: 1 est_time below the measured p90 (`c.py`: 120 s < p90 160 s)" in md
     assert "measured p90 160 s over 3 run(s) ⚠️ below" in md
     # without the numbers: est_time alone, one shard of 320 s
     plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")

@@ -44,6 +44,7 @@ class DiffOptions:
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     """Build, write and publish the static report; exit 1 on risk `over` or new registry errors
     unless `fail_on` is never."""
+    from ci_budget.budget.verdict import static_verdict
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
@@ -67,6 +68,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "budget-risk": report.risk,
+            "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
             "under-p90": len(report.under_p90),
             "report-path": str(options.out),
@@ -111,7 +113,7 @@ def build(settings, options: DiffOptions, sink: Sink | None = None):
     if cache is not None:
         cache.save()
     arch_rows, arch_problems = _changed_table_rows(settings, changed)
-    return build_static(
+    report = build_static(
         base_scan,
         merge_in_order(head, head_files),
         set(base_blobs),
@@ -123,6 +125,8 @@ def build(settings, options: DiffOptions, sink: Sink | None = None):
         arch_problems=arch_problems,
         numbers=plan_numbers(options.history, options.partition_model, sink or Sink(settings)),
     )
+    report.arch_rows_before = _base_table_rows(settings, commit, changed)
+    return report
 
 
 def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
@@ -186,3 +190,10 @@ def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
     return table_rows(settings, files)
+
+
+def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
+    """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
+    from ci_budget.app.tables import table_rows_at
+
+    return table_rows_at(settings, commit, [rel for rel in changed if rel.endswith(".py")])

@@ -70,6 +70,7 @@ class ReportOptions:
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
     from ci_budget.budget.status import build_report, worst_status
+    from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import discover, scan_files
@@ -106,6 +107,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "status": worst_status(built),
+            "verdict": run_verdict(built).level,
             "over": statuses.count("over"),
             "near": statuses.count("near"),
             "timeouts": statuses.count("timeout"),

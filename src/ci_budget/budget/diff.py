@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from ci_budget.budget.impact import SuiteImpact, runner_gpus, suite_impacts
+from ci_budget.budget.verdict import pr_risk
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
@@ -83,10 +84,11 @@ class StaticReport(BaseModel):
     errors_introduced: list[Problem] = Field(default_factory=list)
     history: list[HistoryNote] = Field(default_factory=list)
     arch_rows: list[ArchRow] = Field(default_factory=list)
+    arch_rows_before: list[ArchRow] = Field(default_factory=list)  # the same files' at the base
     arch_problems: list[Problem] = Field(default_factory=list)
     est_delta: float = 0.0  # change of the enabled est_time over the affected suites
     gpu_seconds_delta: float = 0.0  # per future run, over suites with known GPU counts
-    risk: str = "ok"  # the worst suite's predicted makespan against its timeout
+    risk: str = "ok"  # the stage-timeout risk this PR causes (`verdict.pr_risk`)
     under_p90: list[UnderBudget] = Field(default_factory=list)  # est_time below measured p90
     predicted_from: str = "est_time"  # est_time / history / model / model+history
     notes: list[str] = Field(default_factory=list)
@@ -214,7 +216,7 @@ def build_static(
     suites = suite_impacts(base.registrations, head.registrations, keys, config, numbers)
     _measure(changes, numbers)
     notes = _history_notes(changes, history) if history is not None else []
-    risk = max((s.risk for s in suites), key=RISK_ORDER.index, default="ok")
+    risk = max((pr_risk(s) for s in suites), key=RISK_ORDER.index, default="ok")
     unknown = sorted({s.suite for s in suites if s.gpus is None})
     report_notes = []
     if unknown:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
-from ci_budget.github.workflow import log_text
 from ci_budget.models import FileResult, RunMeta, RunResults
+from ci_budget.render.escape import log_text
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.outcome import file_result, timings_block, write_results
