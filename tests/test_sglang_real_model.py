@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_plan_cli import _pr_event, read_outputs
+from tests.test_plan_cli import INSTALLATION_TOKEN, _pr_event, read_outputs
 
 ROOT = os.environ.get("CI_BUDGET_SGLANG_CHECKOUT")
 MODEL = os.environ.get("CI_BUDGET_PARTITION_MODEL")
@@ -39,17 +39,19 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return proc
 
 
-def test_plan_and_run_split_as_sglangs_scripts_do_with_the_model(tmp_path: Path):
+def test_plan_and_run_split_as_sglangs_scripts_do_with_the_model(tmp_path: Path, github_standin):
     from ci_budget.conformance.reference import reference_view
 
+    github_standin.state.roles["Codertocat"] = "write"  # who applied the label: authorised
     ref = reference_view(Path(ROOT), Path(MODEL))
     event = tmp_path / "event.json"
     event.write_text(json.dumps(_pr_event("labeled", ["run-ci"], "run-ci")))
     output = tmp_path / "output.txt"
     _cli("plan", "--partition-model", MODEL, env={
         "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
-        "GITHUB_OUTPUT": str(output), "GITHUB_REPOSITORY": "sgl-project/sglang",
-        "GITHUB_API_URL": "http://127.0.0.1:9", "GITHUB_SHA": "d" * 40,
+        "GITHUB_OUTPUT": str(output), "GITHUB_REPOSITORY": github_standin.state.repo,
+        "GITHUB_API_URL": github_standin.url, "GITHUB_TOKEN": INSTALLATION_TOKEN,
+        "GITHUB_SHA": "d" * 40,
     })  # fmt: skip
     rows = json.loads(read_outputs(output)["matrix"])["include"]
     sizes = {r["suite"]: int(r["partition"].split("/")[1]) for r in rows}
