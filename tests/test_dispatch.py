@@ -7,9 +7,13 @@ import json
 from ci_budget.config import parse_config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import model_from_json
+from ci_budget.sharding.model import parse_model
 from tests.sglang_tree import make_tree
 from tests.test_plan_cli import _pr_event, run_plan
+
+
+def model_from_json(data):
+    return parse_model(data)[0]
 
 
 def reg(file, est, suite, backend="cuda", nightly=False, disabled=None, runner="1-gpu-large"):

@@ -185,7 +185,7 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
 
 def _select(settings, options: RunOptions, sink: Sink):
     """(registrations, the shard's selection)."""
-    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.app.numbers import note_uncovered, plan_numbers
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
@@ -203,9 +203,10 @@ def _select(settings, options: RunOptions, sink: Sink):
     scan = scan_tree(root, config)
     for problem in scan.errors:
         sink.warn(f"registry error, file skipped: {problem}")
-    model = partition_model(options.partition_model, sink)
-    weights = measured_weights(options.history, scan.registrations)
-    weights = {**(model.weights() if model is not None else {}), **weights}
+    # Every shard of a run must read the same numbers, or the shards would split differently.
+    numbers = plan_numbers(options.history, options.partition_model, sink)
+    weights = numbers.weights(scan.registrations)
+    note_uncovered(numbers, options.suites, sink)
     try:
         selection = select_jobs(
             scan.registrations,
