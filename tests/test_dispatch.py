@@ -106,7 +106,11 @@ def test_run_ci_on_an_sglang_tree_dispatches_its_per_commit_suites(tmp_path):
         "test/registered/amd.py": 'register_amd_ci(60, stage="base-b", runner_config="2-gpu-large")',
     })  # fmt: skip
     (root / ".git").mkdir()
-    proc, out = run_plan(root, "pull_request", _pr_event("labeled", ["run-ci"], "run-ci"))
+    # who applied the label: granted by the base branch's permission file (read on
+    # pull_request_target only), so no API call is needed
+    grant = {"Codertocat": {"can_tag_run_ci_label": True, "cooldown_interval_minutes": 0}}
+    (root / ".github" / "CI_PERMISSIONS.json").write_text(json.dumps(grant))
+    proc, out = run_plan(root, "pull_request_target", _pr_event("labeled", ["run-ci"], "run-ci"))
     rows = json.loads(out["matrix"])["include"]
     assert [(r["suite"], r["partition"], r["runs_on"], r["backend"], r["max_parallel"]) for r in rows] == [
         ("base-a-test-cpu", "0/1", ["ubuntu-latest"], "cpu", 1),
