@@ -290,6 +290,20 @@ def test_match_row_rule_mapping_and_case():
     assert [r.case for r in match_row(rows, "f::T::test_y", "Test_X")] == ["test_x"]
 
 
+def test_a_parametrized_test_with_double_colons_in_its_id_measures_its_row():
+    """`[a::b]` parameters are not class or test names: the row is the test function's."""
+    rows = [ArchRow(file="t.py", line=1, case=c) for c in ("test_case", "lazy test_case")]
+    classes = {"TestKL", "TestKLLazy"}
+    found = match_row(rows, "t.py::TestKL::test_case[a::b]", None, classes)
+    assert [r.case for r in found] == ["test_case"]
+    found = match_row(rows, "t.py::TestKLLazy::test_case[x::y/z]", None, classes)
+    assert [r.case for r in found] == ["lazy test_case"]
+    mapping = {"test_case": "TestKL::test_case"}
+    assert [r.case for r in match_row(rows, "t.py::TestKL::test_case[a::b]", mapping=mapping)] == [
+        "test_case"
+    ]
+
+
 def test_a_row_two_tests_claim_is_listed_not_filled():
     rows = [ArchRow(file="f.py", line=1, case="test_x")]
     res = _results("sm90", [("f.py::TestA::test_x", {"avg_kl_div": 1.0}),
