@@ -103,6 +103,22 @@ def test_arch_table_fill_round_trip_and_write(tmp_path, capsys):
     assert line.index("7.25e-06") + len("7.25e-06") == before.split("\n")[21].index("n/a") + 3
 
 
+def test_arch_table_write_keeps_every_byte_it_does_not_change(tmp_path, capsys):
+    """A CRLF file stays CRLF: it is written as the LF file is, but for its line endings."""
+    written = {}
+    for name, ending in (("lf", b"\n"), ("crlf", b"\r\n")):
+        (tmp_path / name).mkdir()
+        root = repo(tmp_path / name)
+        lf = (root / REL).read_bytes()
+        (root / REL).write_bytes(lf.replace(b"\n", ending))
+        res = results(tmp_path / name, "sm90", {"TestKLLazy::test_prefill_cache_hit": 7.25e-06})
+        argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
+        assert main(argv + ["--reverted", "--write"]) == 0
+        written[name] = (root / REL).read_bytes()
+    assert b"7.25e-06" in written["lf"] and written["lf"] != lf
+    assert written["crlf"] == written["lf"].replace(b"\n", b"\r\n")
+
+
 NARROW = '''"""Guard with narrow columns.
 
                fix reverted      fix

@@ -26,13 +26,13 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
     """Print the tables (exit 1 when there are none), or the filled rows (exit 1 when nothing
     matched, 2 on a bad table)."""
     from ci_budget.arch.flags import parse_source
-    from ci_budget.workspace.sources import repo_relative
+    from ci_budget.workspace.sources import read_source, repo_relative
 
     sink = sink or Sink(settings)
     root, amap = settings.root, settings.config.gpu_arch_map()
     rel = repo_relative(root, options.file)
     try:
-        source = (root / rel).read_text(encoding="utf-8")
+        source = read_source(root / rel)
     except (OSError, UnicodeDecodeError) as exc:
         raise AppError(f"{options.file}: cannot read: {exc}") from None
     if options.write and not options.fill_from:
@@ -82,7 +82,9 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
         sink.echo(f"{rel}:{line}:")
         sink.echo("\n".join(lines))
     if options.write and new != source:
-        (settings.root / rel).write_text(new, encoding="utf-8")
+        from ci_budget.workspace.sources import write_source
+
+        write_source(settings.root / rel, new)
         sink.note(f"wrote {rel}")
     return 1 if fill_problems else 0
 

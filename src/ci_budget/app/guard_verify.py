@@ -33,6 +33,7 @@ from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunOptions, run_jobs
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
+from ci_budget.workspace.sources import read_source
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
 
@@ -95,7 +96,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
            stream: TextIO | None = None, timeout: float | None = None) -> Verification:  # fmt: skip
     """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
     amap = config.gpu_arch_map()
-    source = (root / rel).read_text(encoding="utf-8")
+    source = read_source(root / rel)
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")

@@ -96,7 +96,7 @@ def _verify(args) -> int:
 
     from ci_budget.app.guard_verify import GuardError, verify
     from ci_budget.cli.common import CliError, load
-    from ci_budget.workspace.sources import repo_relative
+    from ci_budget.workspace.sources import read_source, repo_relative, write_source
 
     root, config = load(args)
     rel = repo_relative(root, args.file)
@@ -120,8 +120,8 @@ def _verify(args) -> int:
         print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
     if args.results_dir is not None:
         _save(args.results_dir, result, root)
-    if args.write and result.source != (root / rel).read_text(encoding="utf-8"):
-        (root / rel).write_text(result.source, encoding="utf-8")
+    if args.write and result.source != read_source(root / rel):
+        write_source(root / rel, result.source)
         print(f"wrote {rel}", file=sys.stderr)
     return 0 if result.tables else 1
 

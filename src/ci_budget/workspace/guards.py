@@ -8,11 +8,12 @@ from ci_budget.arch.docstrings import class_names
 from ci_budget.arch.flags import flagged_rows
 from ci_budget.config import Config
 from ci_budget.models import ArchRow, Problem
+from ci_budget.workspace.sources import read_source
 
 
-def read_source(root: Path, rel: str) -> tuple[str | None, Problem | None]:
+def _read(root: Path, rel: str) -> tuple[str | None, Problem | None]:
     try:
-        return (root / rel).read_text(encoding="utf-8"), None
+        return read_source(root / rel), None
     except (OSError, UnicodeDecodeError) as exc:
         return None, Problem(file=rel, message=f"cannot read: {exc}")
 
@@ -35,7 +36,7 @@ def guard_files(
     problems: list[Problem] = []
     names: dict[str, set[str]] = {}
     for rel in rels:
-        source, problem = read_source(root, rel)
+        source, problem = _read(root, rel)
         if source is None:
             problems.append(problem)
             continue

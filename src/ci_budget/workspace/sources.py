@@ -1,5 +1,5 @@
-"""Test source files read and written exactly as they are (line endings kept), for the commands
-that edit them in place."""
+"""Test source files read and written exactly as they are: every byte a command does not change
+(CRLF line endings, a byte-order mark, trailing blanks) is written back as it was read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def read_source(path: Path) -> str:
-    with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF as it is
+    """The file's text, line endings untranslated (OSError, UnicodeDecodeError)."""
+    with path.open(encoding="utf-8", newline="") as fh:
         return fh.read()
 
 
