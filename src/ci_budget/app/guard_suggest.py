@@ -52,7 +52,7 @@ def suggest(settings, options: SuggestOptions, client=None) -> list[str]:
 
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
-    from ci_budget.github.client import GitHubError
+    from ci_budget.github.retry import GitHubError
     from ci_budget.github.review import review_comment
     from ci_budget.render.suggestion import suggestion_body, table_comment
 

@@ -107,22 +107,21 @@ class Sink:
     def post(self, markdown: str, *, kind: str, pr: int | None, what: str, where: str) -> None:
         """Upsert the `kind` sticky comment (on `pr`, else the event's pull request). A failure
         names `what` was posted and `where` the report is kept, with the token masked."""
-        from ci_budget.github import post
+        from ci_budget.github.client import client_from_env
+        from ci_budget.github.sticky import upsert
 
         settings = self.settings
         token = settings.token
         try:
             number = pr if pr is not None else settings.pr_number()
-            post.post_report(
-                markdown,
-                kind=kind,
-                pr=number,
-                token=token,
-                config=settings.config,
-                env=settings.env.values,
-            )
+            client = client_from_env(settings.env.values, token=token, config=settings.config)
+            result = upsert(client, number, kind, markdown)
         except Exception as exc:  # any failure: say so, the report is already on disk
             message = str(exc)
             if token:
                 message = message.replace(token, "***")
             raise AppError(f"posting {what} failed: {message} ({where})") from None
+        self.echo(
+            f"ci-budget: {result.action} the {kind} comment {result.comment_id} on "
+            f"{client.repo_name}#{number} ({result.calls} API calls)"
+        )
