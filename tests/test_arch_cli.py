@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci_budget.arch.flags import parse_source
+from ci_budget.arch.docstrings import parse_source
 from ci_budget.cli import main
 from ci_budget.config import Config
 from ci_budget.models import ClassTiming, FileResult, GpuInfo, RunMeta, RunResults

@@ -8,9 +8,11 @@ from helpers.arch_render import Spec, render_fixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ci_budget.arch.docstrings import parse_source
 from ci_budget.arch.edit import render_markdown, set_cell
-from ci_budget.arch.flags import parse_source
-from ci_budget.arch.table import FIXED, NA_WORDS, REVERTED, ArchTableError, parse_tables
+from ci_budget.arch.layout import FIXED, REVERTED, ArchTableError
+from ci_budget.arch.names import NA_WORDS
+from ci_budget.arch.table import parse_tables
 from ci_budget.config import Config
 
 AMAP = Config().gpu_arch_map()

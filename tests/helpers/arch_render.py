@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_budget.arch.table import FIXED, REVERTED
+from ci_budget.arch.layout import FIXED, REVERTED
 
 
 @dataclass

@@ -174,8 +174,8 @@ def _history(path: Path | None):
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     """Guard-table rows and problems of the Python files changed since the base commit."""
-    from ci_budget.app.tables import table_rows
+    from ci_budget.workspace.guards import guard_files
 
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
-    return table_rows(settings, files)
+    return guard_files(root, files, settings.config)[:2]

@@ -25,7 +25,7 @@ class FillOptions:
 def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
     """Print the tables (exit 1 when there are none), or the filled rows (exit 1 when nothing
     matched, 2 on a bad table)."""
-    from ci_budget.arch.flags import parse_source
+    from ci_budget.arch.docstrings import parse_source
     from ci_budget.workspace.sources import read_source, repo_relative
 
     sink = sink or Sink(settings)
@@ -53,8 +53,9 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
 
 def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, rows) -> int:
     from ci_budget.arch.docstrings import class_names
-    from ci_budget.arch.flags import attach_measured, fill_source
-    from ci_budget.arch.table import ArchTableError
+    from ci_budget.arch.fill import fill_source
+    from ci_budget.arch.layout import ArchTableError
+    from ci_budget.arch.match import attach_measured
 
     config = settings.config
     amap = config.gpu_arch_map()
@@ -91,7 +92,7 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
 
 def given_arch(given: str | None, amap) -> str | None:
     """--arch as an architecture (None when not given)."""
-    from ci_budget.arch.table import normalize_arch
+    from ci_budget.arch.names import normalize_arch
 
     if not given:
         return None
@@ -103,7 +104,7 @@ def given_arch(given: str | None, amap) -> str | None:
 
 def detected_arch(results, amap) -> str:
     """The one architecture the results' GPUs name."""
-    from ci_budget.arch.table import normalize_arch
+    from ci_budget.arch.names import normalize_arch
 
     found = {normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu}
     found.discard(None)

@@ -104,14 +104,13 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.app.tables import table_rows_and_classes
-    from ci_budget.arch.flags import arch_mismatch, attach_measured
+    from ci_budget.arch.flags import arch_mismatch
+    from ci_budget.arch.match import attach_measured
+    from ci_budget.workspace.guards import guard_files
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
-    rows, problems, classes = table_rows_and_classes(
-        settings, [f for f in files if (root / f).is_file()]
-    )
+    rows, problems, classes = guard_files(root, [f for f in files if (root / f).is_file()], config)
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
             # Values that match no row are arch-table's to list; the report shows what matched.

@@ -11,15 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ci_budget.arch.table import (
-    LABEL,
-    ArchTableError,
-    Table,
-    chunks,
-    parse_fixed_block,
-    parse_tables,
-    words,
-)
+from ci_budget.arch.fixed import parse_fixed_block
+from ci_budget.arch.layout import LABEL, ArchTableError, Table
+from ci_budget.arch.names import chunks, words
+from ci_budget.arch.table import parse_tables
 
 
 def render_markdown(header: list[str], rows: list[list[str]]) -> list[str]:
