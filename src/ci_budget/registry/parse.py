@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, Registration, RegistryScan
-from ci_budget.registry.checks import check_types
 from ci_budget.registry.nodes import (
     POSITIONAL,
     NotLiteral,
+    check_types,
     describe,
     is_main_block_with_call,
     literal,
