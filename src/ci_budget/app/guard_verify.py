@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
 from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
@@ -33,7 +35,7 @@ from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunOptions, run_jobs
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
-from ci_budget.workspace.sources import read_source
+from ci_budget.workspace.sources import read_source, repo_relative, write_source
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
 
@@ -153,3 +155,56 @@ def record(out: Verification, commit: str | None = None) -> GuardVerification:
         file=out.rel, arch=out.arch, reverted=out.reverted, group=out.group, commit=commit,
         values=list(out.values.values()), flagged=out.flagged(),
     )  # fmt: skip
+
+
+@dataclass
+class VerifyOptions:
+    file: str
+    refs: list[str]  # commits or patch files of the fixes to revert
+    python: str  # the interpreter the tests run with
+    arch: str | None = None  # default: the GPU found on this machine
+    group: str | None = None  # the fix's table group (default: from the refs)
+    timeout: float | None = None  # per run (default: the config's file timeout)
+    write: bool = False  # edit the file's docstring in place
+    results_dir: Path | None = None  # reverted.json, fixed.json and verification.json
+
+
+def run_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> int:
+    """Print the filled tables and the rows still flagged; exit 1 when no table was filled."""
+    sink = sink or Sink(settings)
+    root, config = settings.root, settings.config
+    rel = repo_relative(root, options.file)
+    if not (root / rel).is_file():
+        raise AppError(f"{options.file}: no such file")
+    try:
+        result = verify(root, config, rel, options.refs, python=options.python,
+                        arch=options.arch, group=options.group, cwd=Path.cwd(),
+                        stream=sink.stderr, timeout=options.timeout)  # fmt: skip
+    except GuardError as exc:
+        raise AppError(str(exc)) from None
+    sink.echo(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
+              f" (rows of {result.group or 'every fix'})")  # fmt: skip
+    for line, lines in result.tables:
+        sink.echo(f"{rel}:{line}:")
+        sink.echo("\n".join(lines))
+    for problem in result.problems:
+        sink.warn(str(problem))
+    for row in result.flagged():
+        sink.echo(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
+    if options.results_dir is not None:
+        _save(options.results_dir, result, root, sink)
+    if options.write and result.source != read_source(root / rel):
+        write_source(root / rel, result.source)
+        sink.note(f"wrote {rel}")
+    return 0 if result.tables else 1
+
+
+def _save(where: Path, result: Verification, root: Path, sink: Sink) -> None:
+    from ci_budget.runner.outcome import write_results
+    from ci_budget.workspace.git import head_commit
+
+    for name, run in result.runs.items():
+        write_results(run, where / f"{name}.json")
+    data = record(result, head_commit(root)).model_dump_json(indent=2)
+    (where / "verification.json").write_text(data + "\n", encoding="utf-8")
+    sink.note(f"wrote {where}/reverted.json, fixed.json, verification.json")

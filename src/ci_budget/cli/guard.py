@@ -94,47 +94,12 @@ def _suggest(args) -> int:
 def _verify(args) -> int:
     import sys
 
-    from ci_budget.app.guard_verify import GuardError, verify
-    from ci_budget.cli.common import CliError, load
-    from ci_budget.workspace.sources import read_source, repo_relative, write_source
+    from ci_budget.app.guard_verify import VerifyOptions, run_verify
+    from ci_budget.cli.common import settings
 
-    root, config = load(args)
-    rel = repo_relative(root, args.file)
-    if not (root / rel).is_file():
-        raise CliError(f"{args.file}: no such file")
-    python = args.python or sys.executable
-    try:
-        result = verify(root, config, rel, args.revert, python=python, arch=args.arch,
-                        group=args.group, cwd=Path.cwd(), stream=sys.stderr,
-                        timeout=args.timeout_per_file)  # fmt: skip
-    except GuardError as exc:
-        raise CliError(str(exc)) from None
-    print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
-          f" (rows of {result.group or 'every fix'})")  # fmt: skip
-    for line, lines in result.tables:
-        print(f"{rel}:{line}:")
-        print("\n".join(lines))
-    for problem in result.problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    for row in result.flagged():
-        print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
-    if args.results_dir is not None:
-        _save(args.results_dir, result, root)
-    if args.write and result.source != read_source(root / rel):
-        write_source(root / rel, result.source)
-        print(f"wrote {rel}", file=sys.stderr)
-    return 0 if result.tables else 1
-
-
-def _save(where: Path, result, root: Path) -> None:
-    import sys
-
-    from ci_budget.app.guard_verify import record
-    from ci_budget.runner.outcome import write_results
-    from ci_budget.workspace.git import head_commit
-
-    for name, run in result.runs.items():
-        write_results(run, where / f"{name}.json")
-    data = record(result, head_commit(root)).model_dump_json(indent=2)
-    (where / "verification.json").write_text(data + "\n", encoding="utf-8")
-    print(f"wrote {where}/reverted.json, fixed.json, verification.json", file=sys.stderr)
+    options = VerifyOptions(
+        file=args.file, refs=args.revert, python=args.python or sys.executable, arch=args.arch,
+        group=args.group, timeout=args.timeout_per_file, write=args.write,
+        results_dir=args.results_dir,
+    )  # fmt: skip
+    return run_verify(settings(args), options)
