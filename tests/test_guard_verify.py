@@ -12,7 +12,8 @@ from test_guard_printed import REL, cells, standin_repo
 
 from ci_budget.cli import main
 from ci_budget.models import GuardVerification
-from ci_budget.workspace.revert import RevertError, head_worktree, revert
+from ci_budget.workspace.git import GitError
+from ci_budget.workspace.revert import head_worktree, revert
 
 STATE = "standin_state.py"
 
@@ -85,15 +86,15 @@ def test_a_revert_that_conflicts_names_the_file_and_leaves_no_worktree(tmp_path)
     state = (root / REL).parent / STATE
     state.write_text("REVERTED = False\n")
     git(root, "commit", "-qam", "Later change on the same line")
-    with pytest.raises(RevertError, match=f"conflict in {REL.rsplit('/', 1)[0]}/{STATE}"):
+    with pytest.raises(GitError, match=f"conflict in {REL.rsplit('/', 1)[0]}/{STATE}"):
         with head_worktree(root) as tree:
             revert(tree, fix, root)
     patch = tmp_path / "fix.patch"
     patch.write_text(git(root, "show", fix, "--format=") + "\n")
-    with pytest.raises(RevertError, match=f"{STATE}"):
+    with pytest.raises(GitError, match=f"{STATE}"):
         with head_worktree(root) as tree:
             revert(tree, str(patch), root)
-    with pytest.raises(RevertError, match="neither a patch file nor a commit"):
+    with pytest.raises(GitError, match="neither a patch file nor a commit"):
         with head_worktree(root) as tree:
             revert(tree, "no-such-ref", root)
     assert git(root, "worktree", "list").count("\n") == 0

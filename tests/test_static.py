@@ -16,7 +16,15 @@ from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RegistryScan, RunMeta, RunResults
 from ci_budget.render.diff_md import LIMIT, MARKER, markdown
-from ci_budget.workspace.git import GitError, files_at, glob_dirs, glob_match, selected
+from ci_budget.workspace.git import (
+    GitError,
+    glob_dirs,
+    glob_match,
+    list_files,
+    read_blobs,
+    resolve,
+    selected,
+)
 from ci_budget.workspace.history_store import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
@@ -180,7 +188,7 @@ def test_unknown_base_ref_is_a_clear_error(tmp_path: Path):
     assert proc.returncode == 2
     assert "--base no-such-ref: base ref 'no-such-ref' is not a commit" in proc.stderr
     with pytest.raises(GitError, match="fetch-depth: 0"):
-        files_at(repo, "deadbeef", Config())
+        resolve(repo, "deadbeef")
 
 
 def test_glob_selection_matches_discover():
@@ -289,7 +297,6 @@ def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
     from ci_budget.app.diff import DiffOptions, build
     from ci_budget.app.settings import Settings
     from ci_budget.registry.parse import merge, scan_source
-    from ci_budget.workspace.git import list_files
 
     t = "test/registered/"
     unchanged = {t + f"same/test_{i}.py": _reg(10 * i + 5) for i in range(30)}
@@ -314,7 +321,7 @@ def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
     incremental = build(settings, DiffOptions(base="HEAD~1"))
 
     base_files = list_files(repo, sha, config)
-    blobs = files_at(repo, sha, config)[1]
+    blobs = read_blobs(repo, sha, base_files)
     base_full = merge(scan_source(blobs[rel], rel, config) for rel in base_files)
     head_files = sorted(
         p.relative_to(repo).as_posix() for p in (repo / "test/registered").rglob("*.py")

@@ -34,7 +34,8 @@ from ci_budget.models import (
 from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunOptions, run_jobs
-from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
+from ci_budget.workspace.git import GitError
+from ci_budget.workspace.revert import head_worktree, reset, revert, toplevel
 from ci_budget.workspace.sources import read_source, repo_relative, write_source
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
@@ -118,7 +119,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
             runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
             runs["fixed"] = _run(tree / sub, *args)
-    except RevertError as exc:
+    except GitError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})
     out = Verification(rel, run_arch, described, group, source, [], [], problems, runs)
