@@ -1,4 +1,5 @@
-"""Per-file timings from CI job logs: the TIMINGS blocks sglang's run_suite.py prints. Pure.
+"""The TIMINGS block sglang's run_suite.py prints, written (`timings_block`, after a run) and read
+back from CI job logs (`parse_log`): one home for its format. Pure.
 
 A block is one JSON object per executed file between two marker lines; GitHub prefixes every
 log line with a timestamp. A log may hold several blocks (a suite run twice in one job); a file
@@ -14,6 +15,8 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from ci_budget.models import FileResult
 
 BEGIN = "========== TIMINGS BEGIN =========="
 END = "========== TIMINGS END =========="
@@ -55,6 +58,17 @@ class LogTimings:
     lines: int = 0
     begin_stamps: list[str] = field(default_factory=list)  # GitHub's timestamp of each BEGIN
     last_stamp: str | None = None  # the log's last timestamp: about when the job ended
+
+
+def timings_block(files: Iterable[FileResult]) -> str:
+    """The block for the files that ran, byte-compatible with run_suite.py's for its scrapers:
+    one `{"file", "passed", "elapsed"}` object a line, elapsed to 0.1 s."""
+    rows = [BEGIN]
+    for f in files:
+        if f.status != "not-run":
+            entry = {"file": f.path, "passed": f.status == "passed", "elapsed": round(f.elapsed, 1)}
+            rows.append(json.dumps(entry))
+    return "\n".join([*rows, END]) + "\n"
 
 
 def split_stamp(line: str) -> tuple[str | None, str]:

@@ -1,5 +1,5 @@
 """What one file's run amounts to: its status, classes and printed values read back from the
-report files its pytest wrote, and the results file and TIMINGS block written from them."""
+report files its pytest wrote, and the results file written from them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from ci_budget.models import FileResult, RunResults
@@ -112,17 +111,6 @@ def write_results(results: RunResults, out: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def timings_block(files: Iterable[FileResult]) -> str:
-    """sglang's block, byte-compatible for existing scrapers."""
-    rows = ["========== TIMINGS BEGIN =========="]
-    for f in files:
-        if f.status != "not-run":
-            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
-                                    "elapsed": round(f.elapsed, 1)}))  # fmt: skip
-    rows.append("========== TIMINGS END ==========")
-    return "\n".join(rows) + "\n"
 
 
 def read_lines(path: Path) -> list[str]:

@@ -24,10 +24,11 @@ from typing import TextIO
 
 from ci_budget.config import Config
 from ci_budget.github.workflow import log_text
+from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
-from ci_budget.runner.outcome import file_result, timings_block, write_results
+from ci_budget.runner.outcome import file_result, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 
