@@ -11,7 +11,7 @@ from ghstandin import INSTALLATION_TOKEN
 from gitrepo import git
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.guard_suggest import SuggestOptions, suggest
+from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest
 from ci_budget.app.settings import Settings
 from ci_budget.config import Config
 from ci_budget.github.client import GitHubClient
@@ -47,7 +47,7 @@ def setup(standin, tmp_path, hunks, **changes):
 
 def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin, tmp_path):
     text, path, client, settings = setup(github_standin, tmp_path, [(1, 40)])
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest(settings, GuardSuggestOptions(path, 7, SHA), client)
     [posted] = github_standin.state.review_comments
     assert posted["commit_id"] == SHA and posted["path"] == PATH and posted["side"] == "RIGHT"
     first, last = posted["start_line"], posted["line"]
@@ -64,7 +64,7 @@ def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin,
 
 def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [])
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == []
     [comment] = github_standin.comments(7)
     assert comment.body == body and "```text" in body and "4.71e-03" in body
@@ -73,13 +73,13 @@ def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path
 def test_a_verification_of_another_commit_posts_nothing(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)], commit="f" * 40)
     with pytest.raises(AppError, match="not at the pinned"):
-        suggest(settings, SuggestOptions(path, 7, SHA), client)
+        suggest(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == [] and github_standin.comments(7) == []
 
 
 def test_text_from_the_gpu_job_stays_inert(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)],
                                       reverted=["@maintainers <!-- ci-budget:run -->"])  # fmt: skip
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert "`@maintainers <\u200b!-- ci-budget:run -->`" in body  # a code span: no mention
     assert "<!-- ci-budget" not in body  # no forged sticky-comment marker

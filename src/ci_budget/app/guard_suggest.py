@@ -17,14 +17,14 @@ from ci_budget.app.errors import AppError
 
 
 @dataclass
-class SuggestOptions:
+class GuardSuggestOptions:
     verification: Path
     pr: int
     sha: str  # the commit the plan pinned
     post: bool = True
 
 
-def suggest(settings, options: SuggestOptions, client=None) -> list[str]:
+def suggest(settings, options: GuardSuggestOptions, client=None) -> list[str]:
     """The comment bodies posted (or that would be, without `post`)."""
     from pydantic import ValidationError
 

@@ -33,7 +33,7 @@ from ci_budget.models import (
 )
 from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
-from ci_budget.runner.run import Job, RunOptions, run_jobs
+from ci_budget.runner.run import Job, RunnerOptions, run_jobs
 from ci_budget.workspace.git import GitError
 from ci_budget.workspace.revert import head_worktree, reset, revert, toplevel
 from ci_budget.workspace.sources import read_source, repo_relative, write_source
@@ -82,7 +82,7 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
         env_path = os.environ.get("PYTHONPATH")
         os.environ["PYTHONPATH"] = os.pathsep.join([*extra_path, *([env_path] if env_path else [])])
         try:
-            opts = RunOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
+            opts = RunnerOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
                               artifacts_dir=Path(tmp) / "artifacts", python=python,
                               mode=config.mode, stream=stream,
                               timeout_per_file=timeout)  # fmt: skip

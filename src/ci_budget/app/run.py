@@ -67,7 +67,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
-    opts = runner.RunOptions(
+    opts = runner.RunnerOptions(
         root=settings.root,
         config=settings.config,
         out=out,

@@ -82,10 +82,10 @@ def run(args) -> int:
 
 
 def _suggest(args) -> int:
-    from ci_budget.app.guard_suggest import SuggestOptions, suggest
+    from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest
     from ci_budget.cli.common import settings
 
-    options = SuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
+    options = GuardSuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
     for body in suggest(settings(args), options):
         print(body)
     return 0

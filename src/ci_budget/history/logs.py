@@ -5,7 +5,7 @@ A block is one JSON object per executed file between two marker lines; GitHub pr
 log line with a timestamp. A log may hold several blocks (a suite run twice in one job); a file
 seen twice keeps its latest entry, as run_suite keeps only the latest attempt. A block cut off
 by the end of the log keeps its complete lines. Problems never stop the parse: each is one
-`Problem(line, message)`, and the rest of the log is still read.
+`Problem` (its line in the log, 0 for the log as a whole), and the rest of the log is still read.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ci_budget.models import FileResult
+from ci_budget.models import FileResult, Problem
 
 BEGIN = "========== TIMINGS BEGIN =========="
 END = "========== TIMINGS END =========="
@@ -42,12 +42,6 @@ class Entry:
     line: int  # 1-based line of the entry in the log
     suite: str | None = None  # from the run_suite command line before the block
     partition: str | None = None  # "i/n"
-
-
-@dataclass(frozen=True)
-class Problem:
-    line: int  # 0: the log as a whole
-    message: str
 
 
 @dataclass
@@ -147,7 +141,9 @@ class _Parser:
         if stripped == BEGIN:
             self._open(number)
         elif stripped == END:
-            self.out.problems.append(Problem(number, "TIMINGS END without a BEGIN; ignored"))
+            self.out.problems.append(
+                Problem(file="log", line=number, message="TIMINGS END without a BEGIN; ignored")
+            )
         else:
             self._scan(stripped)
 
@@ -181,7 +177,11 @@ class _Parser:
         parsed = _entry(text)
         if isinstance(parsed, str):
             self.out.problems.append(
-                Problem(number, f"not a timing entry: {parsed}: {excerpt(text)}")
+                Problem(
+                    file="log",
+                    line=number,
+                    message=f"not a timing entry: {parsed}: {excerpt(text)}",
+                )
             )
             return
         path, passed, elapsed = parsed
@@ -199,8 +199,9 @@ class _Parser:
     def _truncated(self, number: int) -> None:
         self.out.problems.append(
             Problem(
-                self.block_start,
-                f"TIMINGS block not closed before line {number} (log cut off?); "
+                file="log",
+                line=self.block_start,
+                message=f"TIMINGS block not closed before line {number} (log cut off?); "
                 f"kept its {self.block_entries} complete entries",
             )
         )
@@ -215,7 +216,9 @@ class _Parser:
                 entry = Entry(entry.file, "timeout", *_rest(entry))
             out.entries.append(entry)
         if not out.blocks:
-            out.problems.append(Problem(0, f"no TIMINGS block in {lines} lines"))
+            out.problems.append(
+                Problem(file="log", line=0, message=f"no TIMINGS block in {lines} lines")
+            )
         return out
 
     def _timed_out(self, path: str) -> bool:

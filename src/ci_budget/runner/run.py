@@ -57,7 +57,7 @@ def _on_sigterm(signum, frame):
 
 
 @dataclass
-class RunOptions:
+class RunnerOptions:
     root: Path
     config: Config
     out: Path
@@ -113,7 +113,7 @@ def _artifact_stem(path: str) -> str:
     return path.replace("/", "__").removesuffix(".py")
 
 
-def _command(job: Job, opts: RunOptions, art: Path) -> tuple[list[str], Path]:
+def _command(job: Job, opts: RunnerOptions, art: Path) -> tuple[list[str], Path]:
     stem = _artifact_stem(job.path)
     if opts.mode == "script":
         cwd = (opts.root / opts.config.script_cwd).resolve()
@@ -148,7 +148,7 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
                 pass
 
 
-def _file_env(opts: RunOptions, plugin_dir: Path | None, progress_file: Path) -> dict:
+def _file_env(opts: RunnerOptions, plugin_dir: Path | None, progress_file: Path) -> dict:
     env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
     if plugin_dir is not None:
         env["PYTHONPATH"] = os.pathsep.join(
@@ -158,7 +158,7 @@ def _file_env(opts: RunOptions, plugin_dir: Path | None, progress_file: Path) ->
     return env
 
 
-def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: float,
+def _watch(tree: ProcessTree, job: Job, opts: RunnerOptions, limit: float, start: float,
            live, progress_file: Path, say: Callable[[str], None], tag: str) -> bool:  # fmt: skip
     """Wait for the file's process: live progress or heartbeat lines meanwhile; True when it
     ran past `limit`."""
@@ -183,7 +183,7 @@ def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: f
             next_beat += opts.heartbeat
 
 
-def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],
+def run_file(job: Job, opts: RunnerOptions, plugin_dir: Path | None, say: Callable[[str], None],
              tag: str) -> FileResult:  # fmt: skip
     art = opts.artifacts_dir
     stem = _artifact_stem(job.path)
@@ -232,7 +232,7 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     return result
 
 
-def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> None:
+def _run_all(jobs, results: RunResults, opts: RunnerOptions, plugin_dir, say) -> None:
     stop = False
     for i, job in enumerate(jobs, 1):
         tag = f"[{i}/{len(jobs)}]"
@@ -257,7 +257,7 @@ def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> No
 
 
 def run_jobs(
-    jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunOptions
+    jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunnerOptions
 ) -> RunResults:
     stream = opts.stream or sys.stdout
 
