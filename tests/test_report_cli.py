@@ -131,7 +131,7 @@ def test_actions_sinks(tree):
     commands = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert commands == [
         "::error file=test/registered/test_slow.py,line=3,title=timed out::timed out after "
-        "1800s of 600s budget; suggest est_time>=2160 (a lower bound)",
+        "1,800s of 600s budget; suggest est_time>=2160 (a lower bound)",
         "::warning file=test/registered/test_over.py,line=3,title=over budget::measured 900s "
         "of 790s (114%25); suggest est_time=1080",  # % is escaped for the runner
     ]

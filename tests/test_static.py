@@ -109,15 +109,15 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     assert md.splitlines()[0] == MARKER
     # verdict first: the change leads, the file (shortened) follows
     row = next(line for line in md.splitlines() if "| `test_a.py:1` |" in line)
-    assert row.startswith("| 600 s → 790 s: **+190 s** (+32 %) |")
+    assert row.startswith("| 600s → 790s: **+190s** (+32%) |")
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
     suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
-    assert suite_row.startswith("| ✅ ok | 900 s → 790 s of 20 min (66 %) |")
+    assert suite_row.startswith("| ✅ ok | 900s → 790s of 20 min (66%) |")
     # 900 s fit one shard (limit 0.75 x 20 min); 1,090 s need two, the longest is 790 s
-    assert "| 900 s → 1,090 s (+190 s) | 1 → 2 |" in suite_row and "| 2 → 2 |" in suite_row
-    assert "900 s → 790 s of 20 min (66 %)" in suite_row
+    assert "| 900s → 1,090s (+190s) | 1 → 2 |" in suite_row and "| 2 → 2 |" in suite_row
+    assert "900s → 790s of 20 min (66%)" in suite_row
     assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
-    assert "790 s budget, p90 measured 661 s over the last 8 passing run(s)" in md
+    assert "790s budget, p90 measured 661s over the last 8 passing run(s)" in md
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "\nok\n" in outputs
     assert "est-delta<<" in outputs and "\n+190\n" in outputs
@@ -224,7 +224,7 @@ def test_markdown_stays_under_the_comment_limit():
     assert len(text) <= LIMIT
     assert text.startswith(MARKER + "\n")
     assert "more row(s) not shown" in text
-    assert "+200,000 s" in text.splitlines()[3]
+    assert "+200,000s" in text.splitlines()[3]
 
 
 def test_pure_build_without_changes():
@@ -259,7 +259,7 @@ def test_post_upserts_the_budget_comment_on_a_local_github(tmp_path: Path, githu
     [comment] = [c for c in github_standin.comments(7) if c.login == BOT_LOGIN]
     lines = comment.body.splitlines()
     assert lines[0] == MARKER and MARKER not in lines[1:]
-    assert "600 s → 790 s: **+190 s** (+32 %)" in comment.body
+    assert "600s → 790s: **+190s** (+32%)" in comment.body
 
 
 def test_root_in_a_subfolder_of_the_repository(tmp_path: Path):
@@ -286,9 +286,9 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     assert "|" not in text and "**" not in text and "<!--" not in text
     assert text.startswith(f"ci-budget (budget): est_time changes vs {base[:12]}\n")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
-    assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
+    assert change.startswith("600s → 790s, +190s (+32%)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
-    assert suite.startswith("ok") and "900 s → 790 s of 20 min" in suite
+    assert suite.startswith("ok") and "900s → 790s of 20 min" in suite
 
 
 def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):

@@ -138,6 +138,7 @@ def should_fail(fail_on: str, report) -> bool:
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
+    from ci_budget.render.words import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}
@@ -150,11 +151,11 @@ def annotations(report) -> list[str]:
             continue
         used[level] = used.get(level, 0) + 1
         if line.status == "timeout":
-            text = f"timed out after {line.measured:.0f}s of {line.est_time:g}s budget"
+            text = f"timed out after {secs(line.measured)} of {secs(line.est_time)} budget"
             if line.suggestion is not None:
                 text += f"; suggest est_time>={line.suggestion} (a lower bound)"
         else:
-            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({line.ratio * 100:.0f}%)"
+            text = f"measured {secs(line.measured)} of {secs(line.est_time)} ({pct(line.ratio)})"
             if line.suggestion is not None:
                 text += f"; suggest est_time={line.suggestion}"
         out.append(

@@ -145,11 +145,13 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         ]
         sink.json({"files": files, "skipped": skipped})
         return
+    from ci_budget.render.words import secs
+
     total = sum(j.est_time for j in selection.jobs)
-    sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
+    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
         sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})"
+            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  {j.suite} ({j.backend})"
         )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")

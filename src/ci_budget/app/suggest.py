@@ -49,11 +49,13 @@ def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
 
 
 def _line(s, significant: bool) -> str:
-    mark = "" if significant else "  (below 30 s / 30 %)"
-    timeouts = f"; {s.timeouts} timeout(s), >= {s.timeout_lower_bound:.0f} s" if s.timeouts else ""
+    from ci_budget.render.words import secs
+
+    mark = "" if significant else "  (below 30s / 30%)"
+    timeouts = f"; {s.timeouts} timeout(s), >= {secs(s.timeout_lower_bound)}" if s.timeouts else ""
     return (
         f"{s.file}:{s.line}: {s.suite}: est_time {s.est_time:g} -> {s.suggested} "
-        f"({s.delta:+.0f} s; p90 {s.p90:.0f} s over {s.n} passing run(s){timeouts}){mark}"
+        f"({secs(s.delta, '+')}; p90 {secs(s.p90)} over {s.n} passing run(s){timeouts}){mark}"
     )
 
 

@@ -14,18 +14,11 @@ from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
+from ci_budget.render.words import pct, secs
 
 MARKER = marker_for("budget")
 LIMIT = COMMENT_LIMIT
 RISK_ICON = {"ok": "✅", "near": "⚠️", "over": "🛑"}
-
-
-def _s(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds:,.0f} s"
-
-
-def _signed(seconds: float) -> str:
-    return f"{seconds:+,.0f} s"
 
 
 def _gpu(gpu_seconds: float | None) -> str:
@@ -51,27 +44,27 @@ def _what(c: Change) -> str:
 
 def _est(c: Change) -> str:
     if c.est_before is not None and c.est_after is not None:
-        pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
+        ratio = f" ({pct(c.delta_ratio, '+')})" if c.delta_ratio is not None else ""
         if c.est_before == c.est_after:
-            return _s(c.est_after)
-        return f"{_s(c.est_before)} → {_s(c.est_after)}: **{_signed(c.delta)}**{pct}"
+            return secs(c.est_after)
+        return f"{secs(c.est_before)} → {secs(c.est_after)}: **{secs(c.delta, '+')}**{ratio}"
     if c.est_after is not None:
-        return f"{_s(c.est_after)} (**{_signed(c.delta)}**)"
-    return f"{_s(c.est_before)} (**{_signed(c.delta)}**)"
+        return f"{secs(c.est_after)} (**{secs(c.delta, '+')}**)"
+    return f"{secs(c.est_before)} (**{secs(c.delta, '+')}**)"
 
 
 def _history_text(note) -> str:
     st = note.stats
     parts = []
     if note.est_time is not None:
-        parts.append(f"{note.est_time:,.0f} s budget")
+        parts.append(f"{secs(note.est_time)} budget")
     if st.n:
         parts.append(
-            f"p90 measured {st.p90:,.0f} s over the last {st.n} passing run(s) "
-            f"(p50 {st.p50:,.0f} s, max {st.max:,.0f} s)"
+            f"p90 measured {secs(st.p90)} over the last {st.n} passing run(s) "
+            f"(p50 {secs(st.p50)}, max {secs(st.max)})"
         )
     if st.timeouts:
-        parts.append(f"{st.timeouts} timeout(s), at least {st.timeout_lower_bound:,.0f} s")
+        parts.append(f"{st.timeouts} timeout(s), at least {secs(st.timeout_lower_bound)}")
     if st.failed:
         parts.append(f"{st.failed} failed")
     return ", ".join(parts) or "no passing runs"
@@ -93,12 +86,12 @@ def _suite_row(s) -> str:
     )
     runners = "?" if s.gpus is None else f"{s.shards_after} × {s.gpus} GPU"
     makespan = (
-        f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min "
-        f"({s.makespan_after / s.timeout_s * 100:.0f} %)"
+        f"{secs(s.makespan_before)} → {secs(s.makespan_after)} of {s.timeout_s / 60:g} min "
+        f"({pct(s.makespan_after / s.timeout_s)})"
     )
     return md_row(
         [f"{RISK_ICON[s.risk]} {s.risk}", makespan]
-        + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards]
+        + [f"{secs(s.est_before)} → {secs(s.est_after)} ({secs(s.delta, '+')})", shards]
         + [_gpu(s.gpu_seconds_delta), runners, f"{s.files_before} → {s.files_after}", code(s.suite)]
     )
 
@@ -156,7 +149,7 @@ def _top(report: StaticReport) -> str:
     else:
         head.append(
             f"**{len(report.changes)}** registration change(s); budget "
-            f"**{_signed(report.est_delta)}** per run; GPU cost {_gpu(report.gpu_seconds_delta)} "
+            f"**{secs(report.est_delta, '+')}** per run; GPU cost {_gpu(report.gpu_seconds_delta)} "
             f"per run; stage timeout risk: **{report.risk}**."
         )
     for note in report.notes:

@@ -28,16 +28,19 @@ STATUS_EMOJI = {s: look[1] for s, look in _LOOK.items()}
 HEADLINE_WORD = {s: look[2] for s, look in _LOOK.items()}
 
 
-def secs(value: float | None) -> str:
+def secs(value: float | None, sign: str = "") -> str:
+    """Seconds as every report and message writes them: `4.2s`, `1,234s` (`sign="+"`: `+190s`),
+    `-` for none."""
     if value is None:
         return "-"
     if abs(value) < 10:  # class setup and small files: whole seconds would read as 0s
-        return f"{value:.1f}s"
-    return f"{value:,.0f}s"
+        return f"{value:{sign}.1f}s"
+    return f"{value:{sign},.0f}s"
 
 
-def pct(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio * 100:.0f}%"
+def pct(ratio: float | None, sign: str = "") -> str:
+    """A ratio as a percentage: `32%` (`sign="+"`: `+32%`), `-` for none."""
+    return "-" if ratio is None else f"{ratio * 100:{sign}.0f}%"
 
 
 def bar(ratio: float | None, width: int = 10) -> str:
