@@ -111,9 +111,3 @@ class PytestProbe:
             return None
         lines = (err or out).strip().splitlines()
         return lines[-1] if lines else f"exit {self.proc.returncode}"
-
-
-def pytest_missing(python: str) -> str | None:
-    """Why `python` cannot run pytest (the last line of its error), or None when it can: one
-    up-front check instead of every file failing on its own."""
-    return PytestProbe(python).missing()

@@ -269,11 +269,6 @@ def min_shards(
     return rule
 
 
-def sglang_shards(total_s: float, timeout_s: float) -> int:
-    """sglang's rule for a suite's shard count."""
-    return max(1, math.ceil(total_s / (0.75 * timeout_s)))
-
-
 def weights_for(
     registrations: Iterable[Registration], history: History | None = None
 ) -> list[tuple[str, float]]:
