@@ -4,13 +4,12 @@ report files its pytest wrote, and the results file written from them."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import tempfile
 from pathlib import Path
 
 from ci_budget.models import FileResult, RunResults
 from ci_budget.results import printed, timings
+from ci_budget.workspace.sources import write_source
 
 
 def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
@@ -102,15 +101,7 @@ def signame(num: int) -> str:
 
 def write_results(results: RunResults, out: Path) -> None:
     """Atomic: a reader (or a later kill) sees the old file or the new one, never half."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(results.model_dump_json(indent=2))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_source(out, results.model_dump_json(indent=2))
 
 
 def read_lines(path: Path) -> list[str]:
