@@ -48,11 +48,15 @@ class Sink:
         self.stdout.write("\n")
 
     def report(self, text: str, path: Path, explicit: bool, wrap: bool = True) -> None:
-        """A report on stdout with no workflow command from its data (`workflow.show_report`):
-        in Actions only where it is, unless a format was asked for."""
-        from ci_budget.github.workflow import show_report
+        """A report on stdout with no workflow command from its data (`workflow.print_report`).
+        In Actions, unless a format was asked for, it is in the step summary and `path`, and
+        the log gets one line saying so (data stays out of it)."""
+        from ci_budget.github.workflow import print_report
 
-        show_report(text, path, explicit, wrap, env=self.settings.env.values, out=self.stdout)
+        in_actions = self.settings.env.in_actions
+        if in_actions and not explicit:
+            text, wrap = f"ci-budget: the report is in {path} and in the step summary", False
+        print_report(text, self.stdout, fence=wrap and in_actions)
 
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
