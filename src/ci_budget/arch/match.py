@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ci_budget.arch.names import normalize_arch
 from ci_budget.models import ArchRow, FileResult, Problem, RunResults
-from ci_budget.results.phases import class_of, split_nodeid
+from ci_budget.results.phases import class_of, same_file, split_nodeid
 from ci_budget.results.printed import DEFAULT_PATTERN, last_value, value_regex
 
 CASE_PROPERTY = "kl_case"  # record_property("kl_case", "<row label>") names a row explicitly
@@ -66,10 +66,6 @@ def rule_label(nodeid: str, classes: set[str]) -> str:
     cls = class_of(nodeid)
     added = added_words(cls, classes) if cls else []
     return _norm(" ".join([*added, test]))
-
-
-def same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def _mapped(nodeid: str, mapping: dict[str, str]) -> list[str]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ci_budget.models import FileResult, Problem
+from ci_budget.results.phases import same_file
 
 BEGIN = "========== TIMINGS BEGIN =========="
 END = "========== TIMINGS END =========="
@@ -223,11 +224,7 @@ class _Parser:
 
     def _timed_out(self, path: str) -> bool:
         # run_suite's TIMEOUT line names the file as registered: absolute, or relative to test/
-        return any(_same_file(path, repo_path(name)) for name in self.timed_out)
-
-
-def _same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+        return any(same_file(path, repo_path(name)) for name in self.timed_out)
 
 
 def _rest(entry: Entry) -> tuple:

@@ -42,6 +42,11 @@ def class_of(nodeid: str) -> str | None:
     return group.rpartition("::")[2] if group != path else None
 
 
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file, one of them relative to a folder the other names."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
 def normalise_properties(raw: Any) -> dict[str, Any]:
     """user_properties as a dict: json-report writes [{k: v}], reportlog writes [[k, v]]."""
     out: dict[str, Any] = {}
