@@ -44,12 +44,6 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load(args):
-    """(root, config) for a subcommand, with config errors turned into CLI errors."""
-    made = settings(args)
-    return made.root, made.config
-
-
 def add_history(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--history",

@@ -237,15 +237,6 @@ def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
     return out
 
 
-def by_file(scan: RegistryScan) -> dict[str, RegistryScan]:
-    """One scan per file, for reusing part of a scan."""
-    out: dict[str, RegistryScan] = {}
-    for kind in ("registrations", "errors", "warnings"):
-        for item in getattr(scan, kind):
-            getattr(out.setdefault(item.file, RegistryScan()), kind).append(item)
-    return out
-
-
 def select(
     scan: RegistryScan,
     suites: Iterable[str] = (),
