@@ -32,18 +32,18 @@ def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
 
 
 def file_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
-    res = timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch)
     report = None
-    if opts.mode == "pytest":
+    if opts.mode == "pytest":  # read once: a large suite's report is large
         try:
             report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             report = None
+    res = timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, report)
     res.printed = printed_values(job, opts, art, stem, report)
     return res
 
 
-def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
+def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, report) -> FileResult:
     res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
                      exit_code=rc, selection=list(job.selection))  # fmt: skip
     if opts.mode == "script":  # per-file time only: no classes, nothing to leave unattributed
@@ -53,11 +53,9 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> Fi
         return res
     lines = read_lines(art / (stem + ".progress.jsonl")) + read_lines(art / (stem + ".jsonl"))
     rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
-    report = None
     try:
-        report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
-        res.classes = timings.classes_from_json_report(report)
-    except (OSError, ValueError):
+        res.classes = timings.classes_from_json_report(report) if report is not None else []
+    except ValueError:
         report = None
     finished = rlog.finished or report is not None
     if timed_out or not finished:
