@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.sink import Sink
 
 
 @dataclass
@@ -24,8 +25,8 @@ class GuardSuggestOptions:
     post: bool = True
 
 
-def suggest(settings, options: GuardSuggestOptions, client=None) -> list[str]:
-    """The comment bodies posted (or that would be, without `post`)."""
+def suggest(settings, options: GuardSuggestOptions, sink: Sink | None = None, client=None) -> int:
+    """Post (without `post`: print) the filled tables; each body posted is printed too."""
     from pydantic import ValidationError
 
     from ci_budget.arch.fill import fill_values
@@ -39,6 +40,7 @@ def suggest(settings, options: GuardSuggestOptions, client=None) -> list[str]:
         raise AppError(f"{options.verification}: measured at {str(saved.commit)[:12]}, not at the "
                        f"pinned {options.sha[:12]}; nothing posted")  # fmt: skip
     client = client or _client(settings)
+    sink = sink or Sink(settings)
     from ci_budget.github.review import file_text
     from ci_budget.workspace.git import repo_path
 
@@ -48,7 +50,9 @@ def suggest(settings, options: GuardSuggestOptions, client=None) -> list[str]:
     new, tables, problems = fill_values(source, saved.file, saved.values, saved.arch, amap)
     if problems:
         raise AppError("; ".join(str(p) for p in problems))
-    return [_post(client, options, saved, path, new, first, len(lines)) for first, lines in tables]
+    for first, lines in tables:
+        sink.echo(_post(client, options, saved, path, new, first, len(lines)))
+    return 0
 
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
@@ -71,9 +75,10 @@ def _post(client, options, saved, path: str, new_source: str, first: int, count:
 
 
 def _client(settings):
-    from ci_budget.github.client import GitHubClient
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
 
-    env = settings.env
-    if not env.repository or not env.token:
-        raise AppError("guard suggest needs GITHUB_REPOSITORY and a token")
-    return GitHubClient(env.repository, env.token, env.api_url)
+    try:
+        return client_from_env(settings.env.values, token=settings.token, config=settings.config)
+    except GitHubError as exc:
+        raise AppError(f"guard suggest: {exc.message}") from None

@@ -86,9 +86,7 @@ def _suggest(args) -> int:
     from ci_budget.cli.common import settings
 
     options = GuardSuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
-    for body in suggest(settings(args), options):
-        print(body)
-    return 0
+    return suggest(settings(args), options)
 
 
 def _verify(args) -> int:
