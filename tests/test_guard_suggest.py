@@ -4,7 +4,6 @@ refilled from the file at the pinned commit; a plain comment where GitHub refuse
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,8 @@ from ghstandin import INSTALLATION_TOKEN
 from gitrepo import git
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest
+from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest_bodies
 from ci_budget.app.settings import Settings
-from ci_budget.app.sink import Sink
 from ci_budget.config import Config
 from ci_budget.github.client import GitHubClient
 from ci_budget.models import GuardVerification
@@ -47,17 +45,9 @@ def setup(standin, tmp_path, hunks, **changes):
     return text, path, client, settings
 
 
-def suggest_one(settings, path, client) -> str:
-    """The one body `guard suggest` posts, as it prints it."""
-    out = io.StringIO()
-    options = GuardSuggestOptions(path, 7, SHA)
-    assert suggest(settings, options, Sink(settings, stdout=out), client) == 0
-    return out.getvalue()  # the bodies end in a newline: printed as they are
-
-
 def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin, tmp_path):
     text, path, client, settings = setup(github_standin, tmp_path, [(1, 40)])
-    body = suggest_one(settings, path, client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     [posted] = github_standin.state.review_comments
     assert posted["commit_id"] == SHA and posted["path"] == PATH and posted["side"] == "RIGHT"
     first, last = posted["start_line"], posted["line"]
@@ -74,7 +64,7 @@ def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin,
 
 def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [])
-    body = suggest_one(settings, path, client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == []
     [comment] = github_standin.comments(7)
     assert comment.body == body and "```text" in body and "4.71e-03" in body
@@ -83,13 +73,13 @@ def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path
 def test_a_verification_of_another_commit_posts_nothing(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)], commit="f" * 40)
     with pytest.raises(AppError, match="not at the pinned"):
-        suggest(settings, GuardSuggestOptions(path, 7, SHA), client=client)
+        suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == [] and github_standin.comments(7) == []
 
 
 def test_text_from_the_gpu_job_stays_inert(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)],
                                       reverted=["@maintainers <!-- ci-budget:run -->"])  # fmt: skip
-    body = suggest_one(settings, path, client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert "`@maintainers <\u200b!-- ci-budget:run -->`" in body  # a code span: no mention
     assert "<!-- ci-budget" not in body  # no forged sticky-comment marker

@@ -186,7 +186,7 @@ def test_tests_without_properties_share_one_read_only_empty_dict():
     assert NO_PROPERTIES == {}
 
 
-# The static report (`report --base`) with and without its scan cache, against a full parse of
+# The static report (`diff`) with and without its scan cache, against a full parse of
 # every base blob and every head file.
 
 T = "test/registered/"
@@ -311,7 +311,7 @@ def test_report_base_cache_on_the_command_line(tmp_path):
     outs = []
     for _ in range(2):
         done = subprocess.run(
-            [sys.executable, "-m", "ci_budget.cli", "report", "--base", "HEAD~1", "--format",
+            [sys.executable, "-m", "ci_budget.cli", "diff", "--base", "HEAD~1", "--format",
              "json", "--out", str(tmp_path / "budget.md"), "--cache", str(cache)],
             cwd=repo, capture_output=True, text=True, check=False,
         )  # fmt: skip

@@ -297,7 +297,7 @@ def test_workflow_dispatch_runs_inputs_at_github_sha(repo):
 
 
 def test_command_line_suites_override_the_event(repo):
-    _, out = run_plan(repo, "workflow_run", None, args=["--suites", "base-b-test-1-gpu-large"])
+    _, out = run_plan(repo, "workflow_run", None, args=["--suite", "base-b-test-1-gpu-large"])
     assert out["should-run"] == "true"
     assert [r["suite"] for r in json.loads(out["matrix"])["include"]] == ["base-b-test-1-gpu-large"]
 

@@ -254,7 +254,7 @@ def test_other_events_never_run(event):
 def test_no_event_never_runs(event):
     plan = decide(event, pull_event(), Facts(), REGS, Config())
     assert not plan.should_run
-    assert plan.reason == "no event: GITHUB_EVENT_NAME is not set (give --suites or --specs)"
+    assert plan.reason == "no event: GITHUB_EVENT_NAME is not set (give --suite or --specs)"
 
 
 def test_workflow_dispatch_with_nothing_or_bad_inputs():

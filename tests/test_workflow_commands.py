@@ -94,7 +94,7 @@ SUITE = "base-b-test-1-gpu-large"
 TEST_FILE = 'register_cuda_ci(est_time=10, stage="base-b", runner_config="1-gpu-large")\n'
 
 
-@pytest.mark.parametrize("fmt", ["terminal", "markdown", "json", None])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", None])
 def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
     tests = tmp_path / "test" / "registered"
     tests.mkdir(parents=True)
@@ -127,7 +127,7 @@ def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
     assert proc.returncode == 0, proc.stderr
     commands = runner_commands(proc.stdout) + runner_commands(proc.stderr)
     fences = [c for c in commands if c.startswith("::stop-commands::")]
-    assert len(fences) == (1 if fmt in ("terminal", "markdown") else 0)
+    assert len(fences) == (1 if fmt in ("text", "markdown") else 0)
     commands = [c for c in commands if c not in fences]
     assert commands, proc.stdout  # the annotations of the over/timed-out files
     assert all(re.match(r"::(warning|error) file=test/registered/t\d\.py,", c) for c in commands)

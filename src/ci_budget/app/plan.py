@@ -6,16 +6,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class PlanOptions:
-    format: str = "text"
-    suites: list[str] | None = None  # instead of what the event asks (space/comma separated)
-    specs: list[str] | None = None
-    history: Path | None = None
-    partition_model: Path | None = None
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    suites: list[str] | None = option(
+        None, flag="--suite", old=("--suites",),
+        help="run these suites instead of what the event asks (repeatable; space or comma "
+        "separated)",
+    )  # fmt: skip
+    specs: list[str] | None = option(
+        None, help="run these files / file::Class / file::Class::test instead of the event's"
+    )
+    history: Path | None = option(None, metavar="FILE", help=HISTORY_HELP)
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
 
 
 def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
@@ -24,6 +31,7 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
     from ci_budget.app.plan_github import Feedback, answer
 
     sink = sink or Sink(settings)
+    settings.check()
     feedback = Feedback(settings)
     decided = _decide(settings, options, feedback, sink)
     answer(decided, feedback, settings.env.run_url, sink)

@@ -1,4 +1,4 @@
-"""The static budget report for a terminal (`report --base REF --format terminal`). Pure.
+"""The static budget report for a terminal (`diff --base REF --format text`). Pure.
 
 Verdict first: each table leads with what the reader decides on (risk, change), the names last.
 Text from the PR's files is made single-line by the table formatter (`escape.plain`).

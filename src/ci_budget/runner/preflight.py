@@ -76,8 +76,8 @@ _PYTEST_PROBE = (
 
 
 class PytestProbe:
-    """`pytest_missing` started now and read later: the interpreter starts while ci-budget
-    scans the tree."""
+    """Whether `python` can run pytest, asked now and read later: the interpreter starts
+    while ci-budget scans the tree."""
 
     def __init__(self, python: str):
         try:

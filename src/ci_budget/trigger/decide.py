@@ -62,7 +62,7 @@ class Facts:
     registry_error: str | None = None
     sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
     root: str | None = None  # absolute repository root, for absolute specs
-    suites: list[str] | None = None  # --suites: override the event
+    suites: list[str] | None = None  # --suite: override the event
     specs: list[str] | None = None  # --specs: override the event
     weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90
     model: Any = None  # sharding.model.PartitionModel: per-suite fits for shard counts
@@ -98,7 +98,7 @@ def decide(
     if facts.suites is not None or facts.specs is not None:
         return _run_inputs(facts.suites or [], facts.specs or [], facts, registrations, config)
     if not event:
-        return Plan(reason="no event: GITHUB_EVENT_NAME is not set (give --suites or --specs)")
+        return Plan(reason="no event: GITHUB_EVENT_NAME is not set (give --suite or --specs)")
     try:
         if not isinstance(payload, dict):
             raise PayloadError("payload is not a JSON object")
