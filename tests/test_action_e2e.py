@@ -144,6 +144,9 @@ def pull_event(
     pull["base"]["repo"]["full_name"] = standin.state.repo
     if label:
         payload["label"] = {"name": label}
+        # A label counts only from someone allowed to start runs: a maintainer applies it.
+        payload["sender"]["login"] = "maintainer"
+        standin.state.roles.setdefault("maintainer", "write")
     return payload
 
 
@@ -414,10 +417,10 @@ def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_
     assert [r.result for r in jobs["run"]] == ["skipped"]
     [reply] = [c.body for c in github_standin.comments(PR) if c.login == BOT_LOGIN]
     assert f"`{unreviewed}`, is not provably older than this comment" in reply
-    assert f"/rerun-test@{unreviewed[:12]}" in reply
+    assert f"/rerun-test@{unreviewed} {SPEC}" in reply  # the full SHA: a prefix binds nothing
 
     # The maintainer reviews that commit and names it; another push follows at once.
-    payload, cid = comment_event(github_standin, "alice", f"/rerun-test@{unreviewed[:10]} {SPEC}")
+    payload, cid = comment_event(github_standin, "alice", f"/rerun-test@{unreviewed} {SPEC}")
     later = push(origin, "pushed after the @sha comment")
     pull.head_sha, pull.commits = later, [unreviewed, later]
     pull.head_pushed_at = github_standin.state.now()

@@ -134,7 +134,7 @@ def test_wait_longer_than_cap_fails_clearly(github_standin):
     client, sleeps = make(github_standin, rate_limit_cap=60)
     with pytest.raises(GitHubError) as err:
         client.pull(4)
-    assert "120 s" in str(err.value) and "cap of 60 s" in str(err.value)
+    assert "120s" in str(err.value) and "cap of 60s" in str(err.value)
     assert sleeps == [] and client.calls == 1
 
 

@@ -83,3 +83,28 @@ def test_text_from_the_gpu_job_stays_inert(github_standin, tmp_path):
     [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert "`@maintainers <\u200b!-- ci-budget:run -->`" in body  # a code span: no mention
     assert "<!-- ci-budget" not in body  # no forged sticky-comment marker
+
+
+def test_the_printed_answer_is_no_workflow_command_in_the_report_jobs_log(
+    github_standin, tmp_path, monkeypatch, capsys
+):
+    from test_workflow_commands import runner_commands
+
+    from ci_budget.cli import main
+
+    evil = "x ##[error]PWN \u202e\n::error::PWN"
+    _, path, _, _ = setup(github_standin, tmp_path, [(1, 40)], reverted=[evil])
+    monkeypatch.setenv("GITHUB_REPOSITORY", github_standin.state.repo)
+    monkeypatch.setenv("GITHUB_TOKEN", INSTALLATION_TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", github_standin.url)
+    root = tmp_path / "repo" / PROJECT
+    argv = ["guard", "suggest", "--root", str(root), "--verification", str(path), "--pr", "7"]
+    assert main([*argv, "--sha", SHA, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "##[error]PWN" in printed.replace("\u200b", "") and "<U+202E>" in printed
+    assert runner_commands(printed) == []
+    # A refusal quoting the job's text is one line too.
+    path.write_text(path.read_text().replace('"sm90"', '"sm90\\n::error::PWN"'))
+    assert main([*argv, "--sha", SHA, "--dry-run"]) != 0
+    captured = capsys.readouterr()
+    assert "::error::PWN" in captured.err and runner_commands(captured.err) == []

@@ -123,6 +123,7 @@ def test_actions_sinks(tree):
     assert re.fullmatch(r"(\S+<<ghadelimiter_[0-9a-f]{32}\n[^\n]*\n\S+\n)+", outputs.read_text())
     assert read_output_file(outputs) == {
         "status": "timeout",
+        "verdict": "fail",
         "over": "1",
         "near": "0",
         "timeouts": "1",

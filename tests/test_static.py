@@ -284,7 +284,8 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     text = proc.stdout
     assert text != out.read_text(encoding="utf-8")  # the file keeps the markdown
     assert "|" not in text and "**" not in text and "<!--" not in text
-    assert text.startswith(f"ci-budget (budget): est_time changes vs {base[:12]}\n")
+    assert text.startswith("OK ci-budget (budget): nothing to act on\n")
+    assert text.splitlines()[1].startswith(f"est_time changes vs {base[:12]}: 1 registration")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
     assert change.startswith("600s → 790s, +190s (+32%)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)

@@ -1,6 +1,7 @@
 """No workflow commands from data: what ci-budget prints in a job log is read here the way the
-Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::` and
-`##[` start commands; `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
+Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::`
+starts a command, and `##[` anywhere in a line makes one (the runner's older parser searches the
+line for it); `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
 commands found are the ones ci-budget meant to write."""
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_budget.github.workflow import annotation, log_text, print_report
+from ci_budget.github.workflow import annotation, print_report
+from ci_budget.render.escape import log_text
 
 DATA = [
     "\r##[error]PWN fake annotation",
@@ -26,6 +28,7 @@ DATA = [
     "\r\n\t##[group]PWN",
     "::stop-commands::pwn",
     "\u2028::notice::PWN separator",
+    "FAILED test_x.py - ValueError: ##[error]PWN mid-line",
 ]
 
 
@@ -40,7 +43,7 @@ def runner_commands(log: str) -> list[str]:
             continue
         if text.startswith("::stop-commands::"):
             stop_token = text[len("::stop-commands::") :]
-        if text.startswith(("::", "##[")):
+        if text.startswith("::") or "##[" in text:
             commands.append(text)
     return commands
 
@@ -183,10 +186,17 @@ def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
         capture_output=True, text=True, cwd=tmp_path, env=env | {"GITHUB_ACTIONS": "true"},
         timeout=300, check=False,
     )  # fmt: skip
-    assert "add-mask::PWN" in proc.stdout and "##[error]PWN" in proc.stdout, proc.stdout
+    shown = proc.stdout.replace("\u200b", "")
+    assert "add-mask::PWN" in shown and "##[error]PWN" in shown, proc.stdout
     assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []
     [log] = (tmp_path / "r-artifacts").glob("*test_loud.log")
     assert "\n::add-mask::PWN\n" in "\n" + log.read_text()
+
+
+def test_log_text_shows_bidi_and_invisible_code_points():
+    line = "FAILED test_\u202eyp.x - admin\u200b\u2066 ok\ufeff\U000e0041"
+    assert log_text(line) == "FAILED test_<U+202E>yp.x - admin<U+200B><U+2066> ok<U+FEFF><U+E0041>"
+    assert log_text("caf\u00e9 \u2014 \u4e2d") == "caf\u00e9 \u2014 \u4e2d"  # letters stay
 
 
 @settings(max_examples=300, deadline=None)

@@ -95,6 +95,16 @@ class GithubSettings(Section):
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     max_specs: int = Field(20, ge=1)
+    # Who may trigger, besides the collaborator permission: sglang's file of grants, read from
+    # the base branch (trigger/authz.py). "" reads none.
+    permissions_file: str = ".github/CI_PERMISSIONS.json"
+    # A label runs only these runner configs (None: those the repository's CI files or this
+    # configuration name, else the built-in ones) and at most this many jobs.
+    label_runner_configs: list[str] | None = None
+    label_max_jobs: int = Field(100, ge=1)
+    # A label from someone without write access starts at most one run per this many minutes
+    # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
+    label_cooldown_minutes: float = Field(120.0, ge=0)
 
 
 class PlannerSettings(Section):

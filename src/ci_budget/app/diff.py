@@ -37,6 +37,7 @@ class DiffOptions:
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     """Build, write and publish the static report; exit 1 on risk `over` or new registry errors
     unless `fail_on` is never."""
+    from ci_budget.budget.verdict import static_verdict
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
@@ -60,6 +61,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "budget-risk": report.risk,
+            "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
             "report-path": str(options.out),
         }
@@ -102,7 +104,7 @@ def build(settings, options: DiffOptions):
     if cache is not None:
         cache.save()
     arch_rows, arch_problems = _changed_table_rows(settings, changed)
-    return build_static(
+    report = build_static(
         base_scan,
         merge_in_order(head, head_files),
         set(base_blobs),
@@ -114,6 +116,8 @@ def build(settings, options: DiffOptions):
         arch_rows=arch_rows,
         arch_problems=arch_problems,
     )
+    report.arch_rows_before = _base_table_rows(settings, commit, changed)
+    return report
 
 
 def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
@@ -189,3 +193,11 @@ def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
     return guard_files(root, files, settings.config)[:2]
+
+
+def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
+    """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
+    from ci_budget.workspace.guards import rows_at_commit
+
+    py = [rel for rel in changed if rel.endswith(".py")]
+    return rows_at_commit(settings.root, commit, py, settings.config)

@@ -65,6 +65,7 @@ class ReportOptions:
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
     from ci_budget.budget.status import build_report, worst_status
+    from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import discover, scan_files
@@ -96,6 +97,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "status": worst_status(built),
+            "verdict": run_verdict(built).level,
             "over": statuses.count("over"),
             "near": statuses.count("near"),
             "timeouts": statuses.count("timeout"),
@@ -177,7 +179,7 @@ def should_fail(fail_on: str, report) -> bool:
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
-    from ci_budget.render.words import pct, secs
+    from ci_budget.units import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}

@@ -171,7 +171,7 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         ]
         sink.json({"files": files, "skipped": skipped})
         return
-    from ci_budget.render.words import secs
+    from ci_budget.units import secs
 
     total = sum(j.est_time for j in selection.jobs)
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")

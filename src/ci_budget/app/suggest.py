@@ -53,7 +53,7 @@ def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
 
 
 def _line(s, significant: bool) -> str:
-    from ci_budget.render.words import secs
+    from ci_budget.units import secs
 
     mark = "" if significant else "  (below 30s / 30%)"
     timeouts = f"; {s.timeouts} timeout(s), >= {secs(s.timeout_lower_bound)}" if s.timeouts else ""

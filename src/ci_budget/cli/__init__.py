@@ -116,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return call(args)
-    except AppError as exc:
-        print(f"{args._parser.prog}: {exc}", file=sys.stderr)
+    except AppError as exc:  # the message may quote a PR's text: no workflow command from it
+        from ci_budget.app.sink import log_text
+
+        print(log_text(f"{args._parser.prog}: {exc}"), file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         return 130

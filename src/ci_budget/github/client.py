@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ci_budget.github.commands import CommandCalls
 from ci_budget.github.retry import (
     NOT_ACCESSIBLE,
     Budget,
@@ -49,7 +50,7 @@ class PullInfo(BaseModel):
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
 
 
-class GitHubClient:
+class GitHubClient(CommandCalls):
     def __init__(
         self,
         repo: str,

@@ -12,7 +12,7 @@ from ci_budget.render import mermaid
 from ci_budget.render.escape import code
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.table import md_head, md_row
-from ci_budget.render.words import secs
+from ci_budget.units import secs
 
 COLUMNS = ["p90", "p50", "max", "passed", "runs", "timeouts", "failed", "file", "suite"]
 

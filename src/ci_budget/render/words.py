@@ -10,6 +10,7 @@ import math
 
 from ci_budget.budget.status import STATUS_ORDER
 from ci_budget.models import BudgetLine, Report
+from ci_budget.units import secs
 
 # status: (word in tables, emoji, word in the headline); the order is `STATUS_ORDER`.
 _LOOK = {
@@ -26,21 +27,6 @@ assert tuple(_LOOK) == STATUS_ORDER, "every status needs its words, in STATUS_OR
 STATUS_WORD = {s: look[0] for s, look in _LOOK.items()}
 STATUS_EMOJI = {s: look[1] for s, look in _LOOK.items()}
 HEADLINE_WORD = {s: look[2] for s, look in _LOOK.items()}
-
-
-def secs(value: float | None, sign: str = "") -> str:
-    """Seconds as every report and message writes them: `4.2s`, `1,234s` (`sign="+"`: `+190s`),
-    `-` for none."""
-    if value is None:
-        return "-"
-    if abs(value) < 10:  # class setup and small files: whole seconds would read as 0s
-        return f"{value:{sign}.1f}s"
-    return f"{value:{sign},.0f}s"
-
-
-def pct(ratio: float | None, sign: str = "") -> str:
-    """A ratio as a percentage: `32%` (`sign="+"`: `+32%`), `-` for none."""
-    return "-" if ratio is None else f"{ratio * 100:{sign}.0f}%"
 
 
 def bar(ratio: float | None, width: int = 10) -> str:
@@ -101,13 +87,16 @@ def _where(meta) -> str:
     return " · ".join(bits)
 
 
-def run_line(report: Report, limit: int = 6) -> str:
+def run_places(report: Report) -> list[str]:
     """Where the runs ran: GPU (detected arch), runner config, shard, commit; distinct ones."""
-    seen: list[str] = []
+    seen: dict[str, None] = {}
     for meta in report.meta:
-        text = _where(meta)
-        if text not in seen:
-            seen.append(text)
+        seen.setdefault(_where(meta))
+    return list(seen)
+
+
+def run_line(report: Report, limit: int = 6) -> str:
+    seen = run_places(report)
     if not seen:
         return ""
     more = f"; and {len(seen) - limit} more" if len(seen) > limit else ""

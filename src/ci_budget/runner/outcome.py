@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ci_budget.models import FileResult, RunResults
 from ci_budget.results import printed, timings
+from ci_budget.units import secs
 from ci_budget.workspace.sources import write_source
 
 
@@ -65,7 +66,7 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, repor
     res.unattributed = timings.unattributed(elapsed, res.classes)
     if timed_out:
         res.status = "timeout"
-        res.message = f"timed out after {elapsed:.0f}s" + (
+        res.message = f"timed out after {secs(elapsed)}" + (
             f" in {res.in_flight}" if res.in_flight else ""
         )
     elif not finished:

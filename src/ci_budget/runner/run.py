@@ -23,14 +23,15 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
-from ci_budget.github.workflow import log_text
 from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
+from ci_budget.render.escape import log_text
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.outcome import file_result, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.sharding.select import Job, SelectionError, Skipped
+from ci_budget.units import secs
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
 # environment, which we must not install into; so a temp dir holding only these packages (and
@@ -228,7 +229,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     if interrupted is not None:
         result.status = "cancelled"
         how = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
-        result.message = f"cancelled after {elapsed:.0f}s ({how})"
+        result.message = f"cancelled after {secs(elapsed)} ({how})"
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         note = f"killed {len(stragglers)} leftover process(es) after the file ended"

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ci_budget.config import Config
+from ci_budget.units import secs
 
 GLOB_CHARS = set("*?[")
 TIMEOUT = 120.0  # seconds any git command may take (a fetch names its own)
@@ -46,7 +47,7 @@ def git(
     except FileNotFoundError:
         raise GitError("git is not installed") from None
     except subprocess.TimeoutExpired:
-        raise GitError(f"{what} took longer than {timeout:.0f} s") from None
+        raise GitError(f"{what} took longer than {secs(timeout)}") from None
     except OSError as exc:
         raise GitError(f"{what}: {exc.strerror}") from None
     if proc.returncode != 0:
