@@ -213,9 +213,7 @@ def test_35407s_unchanged_suite_at_its_timeout_is_not_the_verdict(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     text = out.read_text(encoding="utf-8")
     assert text.splitlines()[1] == "## ✅ ci-budget: nothing to act on"
-    assert (
-        "`base-c-test-4-gpu-gb300` was already near its stage timeout (1,800s of 30 min)" in text
-    )
+    assert "`base-c-test-4-gpu-gb300` was already near its stage timeout (1,800s of 30 min)" in text
     row = next(x for x in text.splitlines() if x.endswith("| `base-c-test-4-gpu-gb300` |"))
     assert row.startswith("| ℹ️ near, not made worse | 1,800s → 1,800s of 30 min (100%) |")
     outputs = (gh / "output").read_text()
