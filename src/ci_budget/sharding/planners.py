@@ -16,11 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ci_budget.history.model import History
-    from ci_budget.models import Registration
+from typing import Literal
 
 Algorithm = Literal["lpt", "best"]
 ALGORITHMS = ("lpt", "best")
@@ -267,22 +263,3 @@ def min_shards(
         if makespan(plan(items, k, algorithm), weights) <= limit + EPS:
             return k
     return rule
-
-
-def weights_for(
-    registrations: Iterable[Registration], history: History | None = None
-) -> list[tuple[str, float]]:
-    """(file, seconds) per registration: measured p90 when the history has passing runs for
-    that file in that suite, else a seeded estimate where it has no sample, else est_time."""
-    out = []
-    for reg in registrations:
-        seconds = reg.est_time
-        if history is not None:
-            stats = history.stats(reg.file, reg.suite)
-            seeded = history.estimate(reg.file, reg.suite)
-            if stats.p90 is not None:
-                seconds = stats.p90
-            elif seeded is not None:  # a partition model's estimate, where nothing was measured
-                seconds = seeded
-        out.append((reg.file, float(seconds)))
-    return out
