@@ -9,6 +9,7 @@ from pathlib import Path
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
+from ci_budget.units import secs
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
@@ -164,18 +165,11 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
     opts = runner.RunSetup(
-        root=settings.root,
-        config=settings.config,
-        out=out,
+        root=settings.root, config=settings.config, out=out, python=python, mode=mode,
         artifacts_dir=options.artifacts_dir or out.with_name(out.stem + "-artifacts"),
-        python=python,
-        mode=mode,
-        timeout_per_file=options.timeout_per_file,
-        grace=options.grace,
-        heartbeat=options.heartbeat,
-        fail_fast=options.fail_fast,
-        sandbox=box,
-    )
+        timeout_per_file=options.timeout_per_file, grace=options.grace,
+        heartbeat=options.heartbeat, fail_fast=options.fail_fast, sandbox=box,
+    )  # fmt: skip
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
     results = runner.run_jobs(jobs, skipped, meta, opts)
@@ -243,8 +237,6 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         ]
         sink.json({"files": files, "skipped": skipped})
         return
-    from ci_budget.units import secs
-
     total = sum(j.est_time for j in selection.jobs)
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
