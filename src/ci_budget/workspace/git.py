@@ -106,14 +106,15 @@ def glob_match(rel: str, pattern: str) -> bool:
     )
 
 
-def selected(rel: str, config: Config) -> bool:
-    """The same selection `scanner.discover` makes in the working tree."""
-    if not any(glob_match(rel, pattern) for pattern in config.test_globs):
-        return False
+def excluded(rel: str, config: Config) -> bool:
+    """Whether the config's `exclude` patterns drop `rel` (by file name or path)."""
     name = rel.rsplit("/", 1)[-1]
-    return not any(
-        fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude
-    )
+    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
+
+
+def selected(rel: str, config: Config) -> bool:
+    """The same selection `scan.discover` makes in the working tree."""
+    return any(glob_match(rel, p) for p in config.test_globs) and not excluded(rel, config)
 
 
 def tree_blobs(root: Path, commit: str, config: Config) -> dict[str, str]:
