@@ -57,12 +57,14 @@ class LogTimings:
 
 def timings_block(files: Iterable[FileResult]) -> str:
     """The block for the files that ran, byte-compatible with run_suite.py's for its scrapers:
-    one `{"file", "passed", "elapsed"}` object a line, elapsed to 0.1 s."""
+    one `{"file", "passed", "elapsed"}` object a line, in whole seconds, a timeout's limit as
+    its time (as run_suite.py writes them)."""
     rows = [BEGIN]
     for f in files:
         if f.status != "not-run":
-            entry = {"file": f.path, "passed": f.status == "passed", "elapsed": round(f.elapsed, 1)}
-            rows.append(json.dumps(entry))
+            took = f.timeout if f.status == "timeout" and f.timeout else f.elapsed
+            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
+                                    "elapsed": round(took)}))  # fmt: skip
     return "\n".join([*rows, END]) + "\n"
 
 

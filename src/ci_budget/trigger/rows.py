@@ -12,6 +12,11 @@ from ci_budget.models import MatrixRow, Registration
 from ci_budget.sharding.dispatch import dispatch
 
 
+def _install(config: Config, name: str) -> str | None:
+    runner = config.runner(name)
+    return runner.install if runner is not None else None
+
+
 def suite_rows(
     registrations: Sequence[Registration],
     config: Config,
@@ -34,6 +39,7 @@ def suite_rows(
                     backend=p.backend,
                     partition=f"{i}/{p.size}",
                     max_parallel=p.max_parallel,
+                    install=_install(config, p.runner_config),
                 )
             )
     return rows, notes
