@@ -65,10 +65,24 @@ class ReportOptions:
         help="timing history store: each line's measured p90 and n (and est_time below it noted)",
     )  # fmt: skip
     partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    report_json: Path | None = option(
+        None,
+        metavar="FILE",
+        help="publish a report JSON another job wrote (untrusted: validated as --kind, "
+        "rendered again; on workflow_run the PR is looked up from the run's head)",
+    )
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
+    if options.report_json is not None:
+        from ci_budget.app.post_json import PostJsonOptions, post_json
+
+        if options.results or options.json_reports:
+            raise AppError("--report-json takes no --results or --json-report")
+        published = PostJsonOptions(options.report_json, options.kind, options.pr,
+                                    options.post, options.out)  # fmt: skip
+        return post_json(settings, published, sink)
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
