@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.budget.status import budget_status, build_report, worst_status
 from ci_budget.budget.suggest import suggested_value
@@ -13,7 +14,6 @@ from ci_budget.models import (
     ClassTiming,
     FileResult,
     Problem,
-    Registration,
     RegistryScan,
     RunMeta,
     RunResults,
@@ -22,20 +22,6 @@ from ci_budget.workspace.result_files import ResultsError, load_results
 
 SUITE = "base-b-test-1-gpu-large"
 CONFIG = Config()
-
-
-def reg(path, est, suite=SUITE, runner="1-gpu-large", line=3, backend="cuda"):
-    stage = suite.split("-test-")[0] if "-test-" in suite else None
-    return Registration(
-        file=path,
-        line=line,
-        function="register_cuda_ci",
-        backend=backend,
-        est_time=est,
-        suite=suite,
-        stage=stage,
-        runner_config=runner if stage else None,
-    )
 
 
 def result(path, elapsed, status="passed", suite=SUITE, **kw):
@@ -117,7 +103,7 @@ def test_timeout_suggestion_uses_the_limit_as_lower_bound():
 
 
 def test_gpus_from_runner_config():
-    regs = [reg("t/a.py", 100, "base-b-test-8-gpu-h200", "8-gpu-h200")]
+    regs = [reg("t/a.py", 100, "base-b-test-8-gpu-h200")]
     report = build_report(regs, [run(result("t/a.py", 50, suite="base-b-test-8-gpu-h200"))], CONFIG)
     assert report.lines[0].gpus == 8
     assert report.lines[0].gpu_seconds == 400
@@ -131,7 +117,7 @@ def test_result_without_suite_uses_meta_and_registration():
 
 
 def test_unknown_suite_uses_the_largest_registration():
-    regs = [reg("t/a.py", 100), reg("t/a.py", 300, "base-c-test-2-gpu-large", "2-gpu-large")]
+    regs = [reg("t/a.py", 100), reg("t/a.py", 300, "base-c-test-2-gpu-large")]
     report = build_report(regs, [run(result("t/a.py", 250, suite="weird"))], CONFIG)
     line = report.lines[0]
     assert (line.suite, line.est_time, line.status) == ("weird", 300, "near")
@@ -237,15 +223,10 @@ def test_load_results_glob_is_sorted_and_deduplicated(tmp_path):
 def test_stale_budget_is_never_suggested_upwards():
     from ci_budget.budget.status import build_report
     from ci_budget.config import Config
-    from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+    from ci_budget.models import FileResult, RunMeta, RunResults
 
     suite = "base-a-test-1-gpu-large"
-    regs = [
-        Registration(file="t/a.py", line=1, function="register_cuda_ci", backend="cuda",
-                     est_time=5, suite=suite),
-        Registration(file="t/b.py", line=1, function="register_cuda_ci", backend="cuda",
-                     est_time=600, suite=suite),
-    ]  # fmt: skip
+    regs = [reg("t/a.py", 5, suite), reg("t/b.py", 600, suite)]
     run = RunResults(
         meta=RunMeta(suites=[suite]),
         files=[

@@ -5,6 +5,7 @@ the same file is kept, and what each line and suite total carries."""
 from __future__ import annotations
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.budget.status import (
     STATUS_ORDER,
@@ -23,7 +24,6 @@ from ci_budget.models import (
     FileResult,
     GpuInfo,
     Problem,
-    Registration,
     RegistryScan,
     Report,
     RunMeta,
@@ -33,19 +33,6 @@ from ci_budget.models import (
 SUITE = "base-b-test-1-gpu-large"
 OTHER = "base-c-test-2-gpu-large"
 CONFIG = Config()
-
-
-def reg(path, est, suite=SUITE, runner="1-gpu-large", backend="cuda", line=7):
-    return Registration(
-        file=path,
-        line=line,
-        function=f"register_{backend}_ci",
-        backend=backend,
-        est_time=est,
-        suite=suite,
-        stage=suite.split("-test-")[0],
-        runner_config=runner,
-    )
 
 
 def res(path, elapsed, status="passed", suite=SUITE, **kw):
@@ -202,7 +189,7 @@ def test_unregistered_file_without_a_suite_goes_to_the_unregistered_bucket():
 
 
 def test_file_in_several_suites_is_compared_with_the_suite_it_ran_in():
-    regs = [reg("t/a.py", 100, line=3), reg("t/a.py", 300, OTHER, "2-gpu-large", line=9)]
+    regs = [reg("t/a.py", 100, line=3), reg("t/a.py", 300, OTHER, line=9)]
     report = build_report(regs, [run(res("t/a.py", 250))], CONFIG)
     (line,) = report.lines
     assert (line.suite, line.est_time, line.status, line.line, line.gpus) == (
@@ -226,7 +213,7 @@ def test_file_in_several_suites_is_compared_with_the_suite_it_ran_in():
 
 
 def test_unknown_suite_is_compared_with_the_largest_budget_and_noted():
-    regs = [reg("t/a.py", 300, line=3), reg("t/a.py", 100, OTHER, "2-gpu-large", line=9)]
+    regs = [reg("t/a.py", 300, line=3), reg("t/a.py", 100, OTHER, line=9)]
     report = build_report(regs, [run(res("t/a.py", 250, suite="weird"))], CONFIG)
     (line,) = report.lines
     assert (line.suite, line.est_time, line.line) == ("weird", 300, 3)
@@ -235,13 +222,13 @@ def test_unknown_suite_is_compared_with_the_largest_budget_and_noted():
 
 
 def test_equal_budgets_in_several_suites_pick_the_last_suite_by_name():
-    regs = [reg("t/a.py", 100, OTHER, "2-gpu-large"), reg("t/a.py", 100)]
+    regs = [reg("t/a.py", 100, OTHER), reg("t/a.py", 100)]
     report = build_report(regs, [run(res("t/a.py", 50, suite="weird"))], CONFIG)
     assert OTHER in report.notes[0]  # "base-c..." sorts after "base-b..."
 
 
 def test_result_without_suite_in_a_multi_suite_run_uses_its_registration():
-    regs = [reg("t/a.py", 100), reg("t/b.py", 200, OTHER, "2-gpu-large")]
+    regs = [reg("t/a.py", 100), reg("t/b.py", 200, OTHER)]
     files = [res("t/a.py", 50, suite=None), res("t/b.py", 50, suite=None)]
     report = build_report(regs, [run(*files, suites=[SUITE, OTHER])], CONFIG)
     assert [(x.file, x.suite, x.est_time) for x in report.lines] == [
@@ -404,7 +391,7 @@ def test_registry_problems_come_first_and_only_for_files_in_the_results():
 
 
 def test_result_without_suite_in_a_one_suite_run_takes_the_run_suite():
-    regs = [reg("t/a.py", 300, OTHER, "2-gpu-large"), reg("t/a.py", 100)]
+    regs = [reg("t/a.py", 300, OTHER), reg("t/a.py", 100)]
     report = build_report(regs, [run(res("t/a.py", 90, suite=None), suites=[SUITE])], CONFIG)
     (line,) = report.lines
     assert (line.suite, line.est_time, line.status) == (SUITE, 100, "near")

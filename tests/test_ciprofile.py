@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+from helpers.registry import reg
+
 from ci_budget.workspace.ciprofile import detect
 from ci_budget.workspace.project import load_config
 from tests.sglang_tree import make_tree
@@ -102,7 +104,6 @@ def test_scan_on_the_tree_warns_once_and_knows_the_runners(tmp_path):
 
 def test_matrix_rows_name_the_install_script_of_their_runner_config(tmp_path):
     from ci_budget.config import RunnerConfig
-    from ci_budget.models import Registration
     from ci_budget.trigger.rows import suite_rows
 
     root = make_tree(tmp_path)
@@ -117,11 +118,7 @@ def test_matrix_rows_name_the_install_script_of_their_runner_config(tmp_path):
     # Not a repository path: not a script to run (the runs-on label is still read).
     assert config.runner("2-gpu-large").install is None
     assert config.runner("4-gpu-gb300").install is None
-    reg = Registration(file="test/registered/a.py", line=1, function="register_cuda_ci",
-                       backend="cuda", est_time=60,
-                       suite="base-b-test-1-gpu-large", stage="base-b",
-                       runner_config="1-gpu-large")  # fmt: skip
-    rows, _ = suite_rows([reg], config)
+    rows, _ = suite_rows([reg("test/registered/a.py", 60)], config)
     assert [r.install for r in rows] == ["scripts/ci/cuda/ci_install_dependency.sh"]
     import pytest
     from pydantic import ValidationError

@@ -4,8 +4,9 @@ per-commit suites only. Synthetic registrations and a synthetic sglang-shaped tr
 
 import json
 
+from helpers.registry import reg
+
 from ci_budget.config import parse_config
-from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import dispatch
 from ci_budget.sharding.model import parse_model
 from tests.sglang_tree import make_tree
@@ -14,15 +15,6 @@ from tests.test_plan_cli import _pr_event, run_plan
 
 def model_from_json(data):
     return parse_model(data)[0]
-
-
-def reg(file, est, suite, backend="cuda", nightly=False, disabled=None, runner="1-gpu-large"):
-    stage = suite.split("-test-")[0]
-    return Registration(
-        file=file, line=1, function=f"register_{backend}_ci", backend=backend, est_time=est,
-        suite=suite, stage=stage, runner_config=runner if backend == "cuda" else None,
-        nightly=nightly, disabled=disabled,
-    )  # fmt: skip
 
 
 SGLANG_LIKE = {

@@ -11,6 +11,7 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from helpers.registry import reg
 from synthlogs import Ran, job_log
 
 from ci_budget.app.import_runs import Progress
@@ -162,10 +163,7 @@ def test_partition_model_seeds_only_where_nothing_was_measured():
     add_job(history, "job:1", JobInfo(1, SUITE), _parse(job_log(T0, SUITE, [Ran(A, 650)])))
     assert seed(history, estimates) == 1  # A has a sample; B is seeded
     assert history.estimate(A, SUITE) is None and history.estimate(B, SUITE) == 90.5
-    from ci_budget.models import Registration
-
-    regs = [Registration(file=f, line=1, function="register_cuda_ci", backend="cuda", est_time=10,
-                         suite=SUITE, stage="base-b", runner_config="1-gpu-large") for f in (A, B, C)]  # fmt: skip
+    regs = [reg(f, 10, SUITE) for f in (A, B, C)]
     assert list(PlanNumbers(history=history).weights(regs).values()) == [650.0, 90.5, 10.0]
 
 

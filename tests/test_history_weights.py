@@ -8,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers.registry import reg
 from helpers.sharding import shard_count
 
 from ci_budget.config import Config
 from ci_budget.history.model import History
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.workspace.history_store import save_history
 
 SUITE = "base-b-test-1-gpu-large"
@@ -49,14 +50,9 @@ def _history(path: Path, measured: dict[str, float]) -> Path:
     return path
 
 
-def _reg(file: str, est: float) -> Registration:
-    return Registration(file=file, line=1, function="register_cuda_ci", backend="cuda",
-                        est_time=est, suite=SUITE, stage="base-b", runner_config="1-gpu-large")  # fmt: skip
-
-
 def test_shard_count_follows_measured_time():
     config = Config(stage_timeouts={"base-b": 10})  # 600 s; shards fit 450 s
-    regs = [_reg("a.py", 100), _reg("b.py", 100)]
+    regs = [reg("a.py", 100), reg("b.py", 100)]
     assert shard_count(regs, config) == 1
     assert shard_count(regs, config, {("a.py", SUITE): 400, ("b.py", SUITE): 400}) == 2
 

@@ -13,13 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.budget.diff import HistoryNote, StaticReport
 from ci_budget.budget.impact import SuiteImpact
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
 from ci_budget.history.model import History, Sample
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render import diff_md, history_md, mermaid, run_md
 
 HERE = Path(__file__).resolve().parent / "mermaid"
@@ -54,11 +55,7 @@ def blocks_of(markdown: str) -> list[str]:
 
 def _run_report(name: str = "test_a.py"):
     files = [f"test/registered/{name}", "test/registered/b/test_b.py", "test/registered/c.py"]
-    regs = [
-        Registration(file=f, line=3, function="register_cuda_ci", backend="cuda", est_time=est,
-                     suite=SUITE, stage="base-b", runner_config="1-gpu-large")
-        for f, est in zip(files, (5, 10, 30), strict=True)
-    ]  # fmt: skip
+    regs = [reg(f, est, SUITE, line=3) for f, est in zip(files, (5, 10, 30), strict=True)]
     results = [
         FileResult(path=f, suite=SUITE, elapsed=e, status=s)
         for f, e, s in zip(files, (8.4, 8.6, 2.0), ("passed", "passed", "timeout"), strict=True)

@@ -8,18 +8,15 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from helpers.registry import reg
+
 from ci_budget.history.model import History, JobWall, Sample
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.sharding.model import PlanNumbers, parse_model
 from ci_budget.workspace.model_file import read_model
 from tests.test_history_weights import SUITE, _cli, _history, _repo
 
 R = "test/registered/"
-
-
-def _reg(file: str, est: float) -> Registration:
-    return Registration(file=file, line=1, function="register_cuda_ci", backend="cuda",
-                        est_time=est, suite=SUITE, stage="base-b", runner_config="1-gpu-large")  # fmt: skip
 
 
 def test_bad_parts_are_one_line_each_and_fall_back_as_sglang_does():
@@ -70,7 +67,7 @@ def test_per_file_rule_model_then_p90_then_est_time():
     assert numbers.seconds("b.py", SUITE, 10) == (200.0, "p90")
     assert numbers.seconds("c.py", SUITE, 10) == (10.0, "est_time")
     assert numbers.wall(SUITE, 1000) == 1160.0  # 1.1 x 1000 + 60
-    assert PlanNumbers().weights([_reg("a.py", 7)]) == {("a.py", SUITE): 7.0}
+    assert PlanNumbers().weights([reg("a.py", 7)]) == {("a.py", SUITE): 7.0}
 
 
 def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():

@@ -6,36 +6,25 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import registry
 from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import Plan, Registration
+from ci_budget.models import Plan
 from ci_budget.trigger.decide import Facts, Need, decide, split_list
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"
+reg = partial(registry.reg, under=R)
 HEAD = "0123456789abcdef0123456789abcdef01234567"
 
 
 def payload(name: str) -> dict:
     return json.loads((HOOKS / f"{name}.payload.json").read_text())
-
-
-def reg(file, runner="1-gpu-large", stage="base-b", est=100.0, **kw):
-    return Registration(
-        file=R + file,
-        line=1,
-        function="register_cuda_ci",
-        backend=kw.pop("backend", "cuda"),
-        est_time=est,
-        suite=f"{stage}-test-{runner}",
-        stage=stage,
-        runner_config=runner,
-        **kw,
-    )
 
 
 REGS = [

@@ -7,10 +7,11 @@ import math
 import random
 
 import pytest
+from helpers.registry import reg
 from helpers.sharding import sglang_shards
 
 from ci_budget.history.model import History
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import (
     lower_bound,
@@ -144,12 +145,6 @@ def test_best_fits_where_lpt_needs_more_shards():
     assert makespan(plan(items, 2, "lpt"), weights) == 700
 
 
-def _reg(file: str, est: float, suite: str = "s") -> Registration:
-    return Registration(
-        file=file, line=1, function="register_cuda_ci", backend="cuda", est_time=est, suite=suite
-    )
-
-
 def test_weights_prefer_measured_p90():
     history = History()
     for i, elapsed in enumerate([100.0, 110.0, 120.0, 500.0]):
@@ -160,7 +155,7 @@ def test_weights_prefer_measured_p90():
                 files=[FileResult(path="a.py", suite="s", elapsed=elapsed, status=status)],
             )
         )
-    regs = [_reg("a.py", 600), _reg("b.py", 300), _reg("a.py", 50, "t")]
+    regs = [reg("a.py", 600, "s"), reg("b.py", 300, "s"), reg("a.py", 50, "t")]
     weights = PlanNumbers(history=history).weights(regs)
     assert list(weights.values()) == [120.0, 300.0, 50.0]  # p90 of the passing runs only
-    assert PlanNumbers().weights([_reg("b.py", 30)]) == {("b.py", _reg("b.py", 30).suite): 30.0}
+    assert PlanNumbers().weights([reg("b.py", 30)]) == {("b.py", reg("b.py", 30).suite): 30.0}

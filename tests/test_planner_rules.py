@@ -5,6 +5,7 @@ unnoticed), with the shard-count and partition rules at their boundaries."""
 from __future__ import annotations
 
 import pytest
+from helpers.registry import reg
 from helpers.sharding import sglang_shards
 
 from ci_budget.sharding import planners
@@ -195,21 +196,13 @@ def test_min_shards_when_the_rule_caps_it():
 
 def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
     from ci_budget.history.model import Estimate, History
-    from ci_budget.models import Registration
-
-    def registration(file, suite, est):
-        return Registration(
-            file=file, line=1, function="register_cuda_ci", backend="cuda", est_time=est,
-            suite=suite,
-        )  # fmt: skip
 
     history = History()
     history.estimates = {
         ("a.py", "s"): Estimate(file="a.py", suite="s", seconds=42.5, source="model.json"),
         ("b.py", "t"): Estimate(file="b.py", suite="t", seconds=7.0, source="model.json"),
     }
-    regs = [registration("a.py", "s", 600), registration("a.py", "t", 60),
-            registration("b.py", "s", 30), registration("b.py", "t", 30)]  # fmt: skip
+    regs = [reg("a.py", 600, "s"), reg("a.py", 60, "t"), reg("b.py", 30, "s"), reg("b.py", 30, "t")]
     assert list(PlanNumbers(history=history).weights(regs).values()) == [42.5, 60.0, 30.0, 7.0]
 
 

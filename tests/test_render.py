@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from functools import partial
+
+from helpers import registry
 
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
@@ -14,7 +17,6 @@ from ci_budget.models import (
     ClassTiming,
     FileResult,
     Problem,
-    Registration,
     RegistryScan,
     RunResults,
 )
@@ -23,13 +25,7 @@ from ci_budget.render.text import registry_table, terminal
 from ci_budget.render.words import bar
 
 SUITE = "base-b-test-1-gpu-large"
-
-
-def reg(path, est=790.0, suite=SUITE, **kw):
-    return Registration(
-        file=path, line=3, function="register_cuda_ci", backend="cuda", est_time=est, suite=suite,
-        **kw,
-    )  # fmt: skip
+reg = partial(registry.reg, line=3)
 
 
 def cls(path, total):
@@ -40,7 +36,9 @@ def cls(path, total):
 
 def small_report():
     regs = RegistryScan(
-        registrations=[reg("t/over.py"), reg("t/ok.py"), reg("t/pipe|name.py"), reg("t/to.py")],
+        registrations=[
+            reg(f, 790.0) for f in ("t/over.py", "t/ok.py", "t/pipe|name.py", "t/to.py")
+        ],
         errors=[Problem(file="t/ok.py", line=9, col=1, message="est_time must be positive")],
     )
     files = [

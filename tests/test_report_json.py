@@ -7,9 +7,11 @@ import json
 import subprocess
 import sys
 
+from helpers.registry import reg
+
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
-from ci_budget.models import ClassTiming, FileResult, Registration, RunResults, TestTiming
+from ci_budget.models import ClassTiming, FileResult, RunResults, TestTiming
 from ci_budget.render.text import json_chunks
 
 SUITE = "base-b-test-1-gpu-large"
@@ -19,10 +21,7 @@ def _report(files: int):
     regs, results = [], []
     for i in range(files):
         path = f"test/registered/test_{i}.py"
-        regs.append(
-            Registration(file=path, line=3, function="register_cuda_ci", backend="cuda",
-                         est_time=100.0, suite=SUITE, stage="base-b", runner_config="1-gpu-large")
-        )  # fmt: skip
+        regs.append(reg(path, 100.0, SUITE, line=3))
         cases = [
             TestTiming(nodeid=f"{path}::TestA::test_{k}", call=1.5 * k, message='a "quote"\n::x')
             for k in range(3)

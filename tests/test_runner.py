@@ -4,9 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.history.logs import timings_block
-from ci_budget.models import FileResult, Registration, RunResults
+from ci_budget.models import FileResult, RunResults
 from ci_budget.runner.run import resolve_path
 from ci_budget.sharding.planners import lpt
 from ci_budget.sharding.select import SelectionError, parse_spec
@@ -22,13 +23,6 @@ def select_jobs(registrations, root, suites=(), specs=(), partition=None, **kw):
 
 
 SUITE = "base-b-test-1-gpu-large"
-
-
-def reg(file, est, suite=SUITE, disabled=None, line=3):
-    return Registration(
-        file=file, line=line, function="register_cuda_ci", backend="cuda", est_time=est,
-        suite=suite, disabled=disabled,
-    )  # fmt: skip
 
 
 @pytest.fixture

@@ -5,24 +5,19 @@ import glob
 import json
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import registry
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import Registration
 from ci_budget.registry.parse import scan_source
 from ci_budget.sharding.planners import lpt
 from ci_budget.sharding.select import SelectionError, select_jobs
 
 S = "base-b-test-2-gpu-large"
-
-
-def reg(file, est, suite=S, backend="cuda", nightly=False, disabled=None, line=1):
-    return Registration(
-        file=file, line=line, function=f"register_{backend}_ci", backend=backend,
-        est_time=est, suite=suite, nightly=nightly, disabled=disabled,
-    )  # fmt: skip
+reg = partial(registry.reg, suite=S)
 
 
 def paths(selection):

@@ -4,8 +4,8 @@ several suites, narrowed specs, disabled files, ordering and shards, and each us
 from __future__ import annotations
 
 import pytest
+from helpers.registry import reg
 
-from ci_budget.models import Registration
 from ci_budget.sharding.select import (
     Job,
     SelectionError,
@@ -16,13 +16,6 @@ from ci_budget.sharding.select import (
 )
 
 S, T = "base-b-test-1-gpu-large", "stage-c-test-1-gpu-large"
-
-
-def reg(file, est, suite=S, backend="cuda", disabled=None, nightly=False):
-    return Registration(
-        file=file, line=1, function=f"register_{backend}_ci", backend=backend, est_time=est,
-        suite=suite, disabled=disabled, nightly=nightly,
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

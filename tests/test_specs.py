@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
+from helpers import registry
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import Registration
 from ci_budget.registry.specs import check_spec, parse_command, resolve, show, split_spec
 
 R = "test/registered/"
-
-
-def reg(file, runner="1-gpu-large", stage="base-b", backend="cuda", **kw):
-    suite = kw.pop("suite", None) or f"{stage}-test-{runner}"
-    return Registration(
-        file=R + file,
-        line=3,
-        function=f"register_{backend}_ci",
-        backend=backend,
-        est_time=kw.pop("est_time", 100.0),
-        suite=suite,
-        stage=None if kw.get("legacy") else stage,
-        runner_config=None if kw.pop("legacy", False) else runner,
-        **kw,
-    )
+reg = partial(registry.reg, under=R, line=3)
 
 
 REGS = [

@@ -3,10 +3,12 @@ class on its own, and how people's spellings resolve to registered files."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
+from helpers import registry
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import Registration
 from ci_budget.registry.specs import (
     COMMAND,
     MAX_LINE_CHARS,
@@ -22,20 +24,7 @@ from ci_budget.registry.specs import (
 )
 
 R = "test/registered/"
-
-
-def reg(file, runner="1-gpu-large", backend="cuda", **kw):
-    return Registration(
-        file=file,
-        line=1,
-        function=f"register_{backend}_ci",
-        backend=backend,
-        est_time=10,
-        suite=kw.pop("suite", f"base-test-{runner}"),
-        stage="base",
-        runner_config=runner,
-        **kw,
-    )
+reg = partial(registry.reg, est=10, stage="base")
 
 
 def test_limits_and_command_are_the_documented_ones():

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.budget.suggest import (
     RewriteError,
@@ -18,7 +19,7 @@ from ci_budget.budget.suggest import (
 )
 from ci_budget.config import Config, Thresholds
 from ci_budget.history.model import History
-from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.registry.parse import scan_source
 from ci_budget.workspace.history_store import save_history
 
@@ -97,9 +98,7 @@ def test_suggested_value_and_rule():
 
 
 def test_suggest_counts_only_passing_runs():
-    reg = Registration(
-        file="a.py", line=3, function="register_cuda_ci", backend="cuda", est_time=600, suite="s"
-    )
+    one = reg("a.py", 600, "s", line=3)
     history = _history([("a.py", "s")], [300.0, 310.0, 320.0])
     history.add_results(
         RunResults(
@@ -107,7 +106,7 @@ def test_suggest_counts_only_passing_runs():
             files=[FileResult(path="a.py", suite="s", elapsed=5000.0, status="timeout")],
         )
     )
-    (s,) = suggest([reg], history, Thresholds())
+    (s,) = suggest([one], history, Thresholds())
     assert (s.suggested, s.p90, s.n, s.timeouts, s.timeout_lower_bound) == (
         390,
         320.0,
@@ -116,10 +115,10 @@ def test_suggest_counts_only_passing_runs():
         5000.0,
     )
     assert s.delta == -210
-    assert suggest([reg], history, Thresholds(), min_samples=4) == []
+    assert suggest([one], history, Thresholds(), min_samples=4) == []
     near = _history([("a.py", "s")], [480.0])  # 480 * 1.2 = 576: only 24 s off
-    assert suggest([reg], near, Thresholds()) == []
-    assert len(suggest([reg], near, Thresholds(), include_all=True)) == 1
+    assert suggest([one], near, Thresholds()) == []
+    assert len(suggest([one], near, Thresholds(), include_all=True)) == 1
 
 
 def test_rewrite_errors_name_the_file():
@@ -190,13 +189,11 @@ def test_cli_write_round_trips_every_form(tmp_path: Path):
 
 
 def test_all_never_raises_a_budget_the_runs_fit_in():
-    reg = Registration(
-        file="a.py", line=3, function="register_cuda_ci", backend="cuda", est_time=5, suite="s"
-    )
+    one = reg("a.py", 5, "s", line=3)
     fast = _history([("a.py", "s")], [1.0, 1.0, 1.0])  # p90 1 s: 1.2 rounds up to 10
-    assert suggest([reg], fast, Thresholds(), include_all=True) == []
+    assert suggest([one], fast, Thresholds(), include_all=True) == []
     slow = _history([("a.py", "s")], [6.0])  # over its 5 s: 5 -> 10 is right
-    assert [s.suggested for s in suggest([reg], slow, Thresholds(), include_all=True)] == [10]
+    assert [s.suggested for s in suggest([one], slow, Thresholds(), include_all=True)] == [10]
 
 
 def test_report_and_suggest_follow_one_rule(tmp_path: Path):

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.budget.status import build_report
 from ci_budget.config import Config
-from ci_budget.models import ClassTiming, FileResult, Registration, RunMeta, RunResults
+from ci_budget.models import ClassTiming, FileResult, RunMeta, RunResults
 from ci_budget.render.text import terminal
 
 SUITE = "base-b-test-1-gpu-large"
-
-
-def _reg(path: str, est: float) -> Registration:
-    return Registration(file=path, line=3, function="register_cuda_ci", backend="cuda",
-                        est_time=est, suite=SUITE, stage="base-b", runner_config="1-gpu-large")  # fmt: skip
 
 
 def _result(path: str, elapsed: float) -> FileResult:
@@ -27,7 +23,7 @@ def _result(path: str, elapsed: float) -> FileResult:
 
 
 REPORT = build_report(
-    [_reg("t/ok.py", 100), _reg("t/over.py", 10)],
+    [reg("t/ok.py", 100), reg("t/over.py", 10)],
     [
         RunResults(
             meta=RunMeta(suites=[SUITE]), files=[_result("t/ok.py", 70), _result("t/over.py", 20)]

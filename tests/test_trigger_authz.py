@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers.registry import reg
 
 from ci_budget.config import DEFAULT_RUNNER_CONFIGS, Config, parse_config
-from ci_budget.models import MatrixRow, Registration
+from ci_budget.models import MatrixRow
 from ci_budget.registry.specs import Command
 from ci_budget.trigger.authz import (
     LABEL,
@@ -264,12 +265,6 @@ def test_rerun_group_takes_groups_and_a_full_sha():
 )
 def test_rerun_group_refuses_what_is_not_a_group(body, problem):
     assert parse_request(body, 3).command.problems == [problem]
-
-
-def reg(file, runner="1-gpu-large", stage="base-b"):
-    return Registration(file=file, line=1, function="register_cuda_ci", backend="cuda",
-                        est_time=60, suite=f"{stage}-test-{runner}", stage=stage,
-                        runner_config=runner)  # fmt: skip
 
 
 R = "test/registered/"

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import registry
 from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import Plan, Registration
+from ci_budget.models import Plan
 from ci_budget.registry.specs import COMMAND, MAX_LINE_CHARS, MAX_SPEC_CHARS, USAGE
 from ci_budget.render.escape import inline
 from ci_budget.trigger.decide import (
@@ -27,26 +29,13 @@ from ci_budget.trigger.rows import suite_rows
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"
+reg = partial(registry.reg, under=R)
 HEAD = "0123456789abcdef0123456789abcdef01234567"
 LONG = R + "d/" + "x" * (MAX_SPEC_CHARS - len(R) - len("d/") - 3) + ".py"  # exactly 200
 
 
 def payload(name: str) -> dict:
     return json.loads((HOOKS / f"{name}.payload.json").read_text())
-
-
-def reg(file, runner="1-gpu-large", stage="base-b", est=100.0, **kw):
-    return Registration(
-        file=file if file.startswith(R) else R + file,
-        line=1,
-        function="register_cuda_ci",
-        backend=kw.pop("backend", "cuda"),
-        est_time=est,
-        suite=f"{stage}-test-{runner}",
-        stage=stage,
-        runner_config=runner,
-        **kw,
-    )
 
 
 REGS = [
@@ -224,10 +213,7 @@ def test_nightly_disabled_and_other_backend_files_never_run_on_a_label():
 def test_suites_without_a_known_runner_are_noted_and_skipped():
     regs = [
         reg("a/test_a.py"),
-        Registration(
-            file=R + "l/test_l.py", line=1, function="register_cuda_ci", backend="cuda",
-            est_time=10, suite="per-commit", stage="per-commit",
-        ),
+        reg("l/test_l.py", 10, "per-commit", stage="per-commit"),
         reg("x/test_x.py", runner="9-gpu-x"),
     ]  # fmt: skip
     rows, notes = suite_rows(regs, Config())
@@ -606,10 +592,7 @@ def test_shard_count_follows_the_configured_safety_and_algorithm():
 
 def test_a_suite_without_a_runner_does_not_stop_the_suites_after_it():
     regs = [
-        Registration(
-            file=R + "l/test_l.py", line=1, function="register_cuda_ci", backend="cuda",
-            est_time=10, suite="a-legacy", stage="a-legacy",
-        ),
+        reg("l/test_l.py", 10, "a-legacy", stage="a-legacy"),
         reg("x/test_x.py", runner="9-gpu-x", stage="a-odd"),
         reg("a/test_a.py"),
     ]  # fmt: skip

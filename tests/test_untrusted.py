@@ -8,6 +8,7 @@ import html
 import re
 
 import pytest
+from helpers.registry import reg
 from markdown_it import MarkdownIt
 
 from ci_budget.budget.diff import Change, HistoryNote, StaticReport
@@ -22,7 +23,6 @@ from ci_budget.models import (
     FileResult,
     GpuInfo,
     Problem,
-    Registration,
     RegistryScan,
     RunMeta,
     RunResults,
@@ -147,12 +147,7 @@ def run_report():
     for i, text in enumerate(CORPUS):
         path = f"test/registered/{text}_{i}.py"
         if i % 2:
-            regs.append(
-                Registration(
-                    file=path, line=3, function="register_cuda_ci", backend="cuda",
-                    est_time=100, suite=SUITE, runner_config=evil(i + 1),
-                )
-            )  # fmt: skip
+            regs.append(reg(path, 100, SUITE, runner=evil(i + 1), line=3))
         status = ["passed", "failed", "timeout"][i % 3]
         files.append(
             FileResult(

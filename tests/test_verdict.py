@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitrepo import git
+from helpers.registry import reg
 from test_static import _cli, _history, _reg
 
 from ci_budget.budget.diff import HistoryNote, StaticReport
@@ -14,7 +15,7 @@ from ci_budget.budget.status import build_report
 from ci_budget.budget.verdict import below_p90, run_verdict, static_verdict
 from ci_budget.config import Config
 from ci_budget.history.model import Stats
-from ci_budget.models import ArchCell, ArchRow, FileResult, Registration, RunResults
+from ci_budget.models import ArchCell, ArchRow, FileResult, RunResults
 from ci_budget.render.escape import code, md, plain
 from ci_budget.render.verdict import Words, context, headline
 
@@ -101,11 +102,7 @@ def test_guard_rows_the_pr_brings_are_the_verdict_and_those_at_the_base_context(
 
 
 def _run(statuses: list[tuple[str, float, str]], arch_rows=()) -> object:
-    regs = [
-        Registration(file=f, line=3, function="register_cuda_ci", backend="cuda", est_time=100,
-                     suite=SUITE)
-        for f, _, _ in statuses
-    ]  # fmt: skip
+    regs = [reg(f, 100, SUITE, line=3) for f, _, _ in statuses]
     files = [FileResult(path=f, suite=SUITE, elapsed=e, status=s) for f, e, s in statuses]
     return build_report(regs, [RunResults(files=files)], Config(), arch_rows=arch_rows)
 
