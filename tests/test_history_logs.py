@@ -81,6 +81,16 @@ def test_truncated_log_keeps_complete_lines_and_says_so():
     assert any("not closed" in m and "kept its 1 complete entries" in m for m in messages)
 
 
+def test_a_number_python_will_not_convert_is_a_problem_not_a_crash():
+    # Test output is untrusted: a 5,000-digit elapsed is valid JSON that json.loads refuses
+    # with a plain ValueError (int conversion limit), not a JSONDecodeError.
+    huge = json.dumps({"file": B, "elapsed": 0}).replace("0}", "1" * 5000 + "}")
+    got = _parse(job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], malformed=huge))
+    assert [e.file for e in got.entries] == [A, B]
+    (problem,) = got.problems
+    assert "not a timing entry: not readable JSON (Exceeds the limit" in problem.message
+
+
 def test_malformed_line_is_named_and_the_rest_kept():
     text = job_log(T0, SUITE, [Ran(A, 100), Ran(B, 200)], malformed='{"file": 5, "elapsed": 1}')
     got = _parse(text)

@@ -98,7 +98,7 @@ class Thresholds(Section):
 
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
-        default_factory=lambda: {"run-ci": []}
+        default_factory=lambda: {"run-ci": list[str]()}
     )  # label -> stages it runs; [] = every stage of `backends`
     backends: list[str] = Field(default_factory=lambda: ["cuda"])
     allowed_permissions: list[str] = Field(default_factory=lambda: ["admin", "write"])

@@ -124,8 +124,8 @@ def detected_arch(results, amap) -> str:
     """The one architecture the results' GPUs name."""
     from ci_budget.arch.names import normalize_arch
 
-    found = {normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu}
-    found.discard(None)
+    named = (normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu)
+    found = {arch for arch in named if arch is not None}
     if len(found) != 1:
         raise AppError("cannot tell the run's architecture from the results; pass --arch")
     return found.pop()

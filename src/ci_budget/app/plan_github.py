@@ -63,7 +63,7 @@ def gather(need, facts, feedback, config) -> None:
 def answer(plan, feedback, run_url: str | None, sink) -> list[str]:
     """React and reply on the PR, label it, rerun what failed; returns warnings (the plan
     stands either way)."""
-    warnings = []
+    warnings: list[str] = []
     acts = plan.reply or plan.notice or plan.unlabel or plan.add_labels or plan.rerun_failed
     if plan.reaction is None and not acts:
         return warnings

@@ -98,10 +98,13 @@ def post_json(settings, options: PostJsonOptions, sink: Sink | None = None) -> i
     commit = head[2] if head else env.sha
     blob = blob_base(env.server_url, env.repository, commit)
     if options.kind == "budget":
-        from ci_budget.render.diff_md import markdown
+        from ci_budget.render.diff_md import markdown as budget_markdown
+
+        md = budget_markdown(report, blob=blob)
     else:
         from ci_budget.render.run_md import markdown
-    md = markdown(report, blob=blob)
+
+        md = markdown(report, blob=blob)
     sink.report_files(options.out, md, report.model_dump_json(indent=2))
     sink.summary(md)
     sink.outputs({"report-path": str(options.out)})

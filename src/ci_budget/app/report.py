@@ -128,7 +128,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             "report-path": str(options.out),
         }
     )
-    sink.annotations(annotations(built) + arch_annotations(built))
+    sink.annotations(budget_annotations(built) + arch_annotations(built))
     sink.flush()
     if options.post:
         sink.post(
@@ -200,7 +200,7 @@ def should_fail(fail_on: str, report) -> bool:
     return False
 
 
-def annotations(report) -> list[str]:
+def budget_annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
     from ci_budget.units import pct, secs
@@ -235,7 +235,7 @@ def arch_annotations(report) -> list[str]:
     """A warning at each flagged table row, capped like the budget annotations."""
     from ci_budget.github.workflow import annotation
 
-    out = []
+    out: list[str] = []
     for row in report.arch_rows:
         serious = [f for f in row.flags if f != "silent everywhere"]
         if not serious or len(out) >= ANNOTATIONS_PER_LEVEL:

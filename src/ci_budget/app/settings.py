@@ -87,6 +87,7 @@ class Settings:
         payload, error = self._event
         if error is not None:
             raise error
+        assert payload is not None  # _event holds one or the other
         return payload
 
     def pr_number(self) -> int:

@@ -38,7 +38,7 @@ def class_defs(tree: ast.Module) -> list[ast.ClassDef]:
     """Every class in the tree, in `ast.walk`'s order (breadth first), without visiting the
     expressions: on a test file that is most of its nodes, and most of the walk's time."""
     out: list[ast.ClassDef] = []
-    todo = deque([tree])
+    todo: deque[ast.AST] = deque([tree])
     while todo:
         node = todo.popleft()
         if isinstance(node, ast.ClassDef):
@@ -51,8 +51,8 @@ def class_defs(tree: ast.Module) -> list[ast.ClassDef]:
 
 
 def _docstrings(tree: ast.Module) -> list[ast.Constant]:
-    nodes = [tree, *class_defs(tree)]
-    out = []
+    nodes: list[ast.Module | ast.ClassDef] = [tree, *class_defs(tree)]
+    out: list[ast.Constant] = []
     for node in nodes:
         first = node.body[0] if node.body else None
         if (
@@ -69,7 +69,7 @@ def _line_map(src_lines: list[str], node: ast.Constant) -> list[int | None]:
     out: list[int | None] = []
     cursor = node.lineno
     end = node.end_lineno or node.lineno
-    for text in node.value.split("\n"):
+    for text in str(node.value).split("\n"):
         found = next((n for n in range(cursor, end + 1) if text in src_lines[n - 1]), None)
         out.append(found)
         if found is not None:
@@ -82,13 +82,13 @@ def parse_source(source: str, rel: str, arch_map: dict[str, str], tree: ast.Modu
     `tree`: the source's tree when the caller has parsed it already."""
     tree, problems = (tree, []) if tree is not None else parse_python(source, rel)
     rows: list[ArchRow] = []
-    tables = []
+    tables: list[tuple[ast.Constant, list[int | None], Table]] = []
     if tree is None:
         return rows, problems, tables
     src_lines = source.split("\n")
     for node in _docstrings(tree):
         line_map = _line_map(src_lines, node)
-        for table in parse_tables(node.value, arch_map):
+        for table in parse_tables(str(node.value), arch_map):
             tables.append((node, line_map, table))
             rows.extend(_table_rows(table, rel, line_map, problems))
     return rows, problems, tables

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ci_budget.arch.fixed import parse_fixed_block
-from ci_budget.arch.layout import LABEL, ArchTableError, Table
+from ci_budget.arch.layout import LABEL, ArchTableError, Segment, Table
 from ci_budget.arch.names import chunks, words
 from ci_budget.arch.table import parse_tables
 
@@ -85,7 +85,7 @@ def _set_fixed(lines, table: Table, row, col, text, arch_map) -> list[str]:
         new = _widen(new, table, col, need)
         fresh = parse_fixed_block(new, table.first, table.last + 1, arch_map)
         again = next((r for r in fresh.rows if r.index == row.index), None) if fresh else None
-        if again is None:
+        if fresh is None or again is None:
             raise ArchTableError(f"line {row.index + 1}: widening the column broke the table")
         return _set_fixed(new, fresh, again, col, text, arch_map)
     line = line.ljust(right)
@@ -102,11 +102,12 @@ def _widen(lines: list[str], table: Table, col: int, k: int) -> list[str]:
         line = new[i]
         if len(line) <= left:
             continue
+        items: list[tuple[int, int, Segment | None]]
         if i in header:
             items = [(s.start, s.end, s) for s in table.segments if s.line == i]
         else:
             items = [(ch[0].start, ch[-1].end, None) for ch in chunks(words(line))]
-        at = left
+        at: int | None = left
         for s, e, seg in items:
             if s < left < e:
                 at = e

@@ -265,6 +265,8 @@ def _history_notes(changes: list[Change], history: History) -> list[HistoryNote]
     notes = []
     for c in changes:
         suite = c.suite_after or c.suite_before
+        if suite is None:
+            continue
         stats = history.stats(c.file, suite)
         if stats.runs:
             notes.append(

@@ -132,7 +132,7 @@ def _offset(text: str, starts: list[int], line: int, col_bytes: int) -> int:
 def _literal_text(node: ast.expr, value: float) -> str:
     """`value` written as the literal it replaces is: 120 over 90, 120.0 over 90.0; a value
     with a fraction as it is (120.5)."""
-    old = node.operand.value if isinstance(node, ast.UnaryOp) else getattr(node, "value", 0)
+    old = getattr(node.operand if isinstance(node, ast.UnaryOp) else node, "value", 0)
     if isinstance(value, float) and not value.is_integer():
         return repr(value)
     return f"{int(value)}.0" if isinstance(old, float) else str(int(value))
@@ -157,6 +157,7 @@ def locate(source: str, rel: str, reg: Registration) -> tuple[ast.Call, int, int
     node = call.args[0] if call.args else None
     if node is None:
         node = next(kw.value for kw in call.keywords if kw.arg == "est_time")
+    assert node.end_lineno is not None and node.end_col_offset is not None  # set by ast.parse
     starts = _line_starts(source)
     begin = _offset(source, starts, node.lineno, node.col_offset)
     end = _offset(source, starts, node.end_lineno, node.end_col_offset)

@@ -113,7 +113,7 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
         if not isinstance(label, str):
             continue
         if label.startswith("$"):
-            label = (substitutes or {}).get(label[1:], name)
+            label = str((substitutes or {}).get(label[1:], name))
         shape = _SHAPE.match(str(name))
         out[str(name)] = {
             "runs-on": [label],
@@ -196,7 +196,7 @@ def _file_timeouts(texts: dict[str, str | None], uses: list[str], pr_test: dict 
     settings: dict = {}
     if (default := run_suite_default(texts.get(RUN_SUITE))) is not None:
         settings["file-timeout"] = default
-    stage_texts = {u: texts[u] for u in uses if texts.get(u)}
+    stage_texts = {u: text for u in uses if (text := texts.get(u))}
     names = sorted(p for p in texts if p.startswith(WORKFLOWS) and texts[p] is not None)
     order = [p for p in (PR_TEST, *uses) if p in names] + [p for p in names if p != PR_TEST]
     ordered = {p: texts[p] or "" for p in order}
@@ -222,14 +222,14 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     profile = Profile()
     warn = profile.warnings
     regs = None
-    if texts.get(REGISTER) is None:
+    if (register := texts.get(REGISTER)) is None:
         warn.append(f"{REGISTER}: missing; registration rules fall back to ci-budget's defaults")
-    elif (regs := register_rules(texts[REGISTER])) is None:
+    elif (regs := register_rules(register)) is None:
         warn.append(f"{REGISTER}: cannot read its rules; registration rules fall back to defaults")
     rules = None
-    if texts.get(PARTITIONS) is None:
+    if (partitions := texts.get(PARTITIONS)) is None:
         warn.append(f"{PARTITIONS}: missing; dispatch rules fall back to ci-budget's defaults")
-    elif (rules := dispatch_rules(texts[PARTITIONS])) is None:
+    elif (rules := dispatch_rules(partitions)) is None:
         warn.append(f"{PARTITIONS}: cannot read its rules; dispatch rules fall back to defaults")
     data = _yaml(texts.get(RUNNER_CONFIGS), RUNNER_CONFIGS, "runner labels", warn)
     runners = runner_configs(data, substitutes) if data else {}
@@ -237,8 +237,8 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     suites: dict[str, dict] = {}
     if pr_test is not None and rules is not None:
         uses = [u.removeprefix("./") for u in rules["stage_uses"]]
-        workflows = {u: _yaml(texts.get(u), u, "stage runner labels", warn) for u in uses}
-        suites = dispatched(pr_test, uses, workflows)
+        stages = {u: _yaml(texts.get(u), u, "stage runner labels", warn) for u in uses}
+        suites = dispatched(pr_test, uses, stages)
         if not suites:
             warn.append(f"{PR_TEST}: no job calls {', '.join(uses)}; no suites dispatched")
     profile.settings = _settings(rules, regs, runners, suites, pr_test)

@@ -25,8 +25,10 @@ def _strings(node: ast.expr | None) -> list[str] | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        out = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if len(out) == len(node.elts) and all(isinstance(v, str) for v in out):
+        out = [
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+        if len(out) == len(node.elts):
             return out
     return None
 

@@ -66,7 +66,7 @@ def stage_job_timeouts(workflow: dict | None, stage_texts: dict[str, str]) -> di
         if not isinstance(job, dict) or not isinstance(job.get("uses"), str):
             continue
         stage = stage_texts.get(job["uses"].removeprefix("./"))
-        given = job.get("with") if isinstance(job.get("with"), dict) else {}
+        given = given if isinstance(given := job.get("with"), dict) else {}
         if stage is None:
             continue
         suite = str(given.get("self_name", job_id))
@@ -131,7 +131,9 @@ def retry_patterns(source: str | None) -> dict[str, list[str]] | None:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
             continue
         name = getattr(stmt.targets[0], "id", None)
-        if name in _PATTERN_LISTS.values() and isinstance(stmt.value, (ast.List, ast.Tuple)):
+        if not isinstance(name, str) or not isinstance(stmt.value, (ast.List, ast.Tuple)):
+            continue
+        if name in _PATTERN_LISTS.values():
             items = [e.value for e in stmt.value.elts if isinstance(e, ast.Constant)]
             found[name] = [v for v in items if isinstance(v, str)]
     if not found:

@@ -110,6 +110,7 @@ def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
         meta, flag, default = f.metadata, flag_of(f), default_of(f)
         kw: dict = {"help": meta["help"], "metavar": meta["metavar"]}
         if kind is bool:
+            assert flag is not None  # a switch is never positional
             _add_switch(parser, f.name, flag, meta, default)
             continue
         if kind is not str:
@@ -161,7 +162,7 @@ def _add_switch(parser, dest: str, flag: str, meta, default: bool) -> None:
     parser.add_argument(flag, dest=dest, action="store_true", default=default, help=meta["help"])
 
 
-def _add_old(parser, dest: str, old: str, new: str, many: bool, kw: dict) -> None:
+def _add_old(parser, dest: str, old: str, new: str | None, many: bool, kw: dict) -> None:
     """An earlier spelling, hidden from --help: it works and says once what it is now."""
     kw = {"type": kw.get("type"), "help": argparse.SUPPRESS, "action": Old, "many": many}
     if old.startswith("-"):

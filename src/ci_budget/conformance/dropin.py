@@ -156,7 +156,7 @@ def _compare_calls(root: Path, calls: list[Call]) -> tuple[list[tuple], list[str
     it = iter(listings)
     for call in calls:
         record = next(it)
-        theirs = record.get("files") if "files" in record else []
+        theirs = record["files"] if "files" in record else []
         if "files" in record:
             next(it)  # its {"exit"}
         for how, argv in (("drop-in", call.argv), ("zero config", _without_timeout(call.argv))):

@@ -40,6 +40,8 @@ def _load(path: Path, name: str) -> types.ModuleType:
     if not path.is_file():
         raise ReferenceError(f"{path}: missing")
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ReferenceError(f"{path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
@@ -59,10 +61,10 @@ def _stand_ins(ci_register: types.ModuleType):
         sys.modules[n] = types.ModuleType(n)
     sys.modules["sglang.test.ci.ci_register"] = ci_register
     utils = types.ModuleType("sglang.test.ci.ci_utils")
-    utils.run_unittest_files = lambda *a, **k: 0
+    vars(utils)["run_unittest_files"] = lambda *a, **k: 0
     sys.modules["sglang.test.ci.ci_utils"] = utils
     table = types.ModuleType("tabulate")
-    table.tabulate = lambda rows, headers=(), **k: "\n".join(map(str, [headers, *rows]))
+    vars(table)["tabulate"] = lambda rows, headers=(), **k: "\n".join(map(str, [headers, *rows]))
     sys.modules["tabulate"] = table
     try:
         yield

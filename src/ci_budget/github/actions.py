@@ -13,12 +13,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ci_budget.github.client import GitHubClient
 from ci_budget.github.retry import GitHubError
 from ci_budget.history.imports import JobInfo
+
+if TYPE_CHECKING:
+    import requests
 
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 CHUNK = 1 << 16
@@ -73,7 +76,7 @@ class Actions:
         self.client = client
         self.repo = client.repo_name
         self._requester = client.requester
-        self._session = None
+        self._session: requests.Session | None = None
         self.api_requests = 0  # API requests made (each counts against the rate limit)
 
     # --- plumbing ------------------------------------------------------------------------------

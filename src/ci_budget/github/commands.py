@@ -5,6 +5,9 @@ labels, reruns of failed workflow runs, and the cooldown's look at recent runs. 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ci_budget.render.sticky import first_line
 
@@ -14,6 +17,13 @@ _REFUSED = re.compile(r"<!-- ci-budget:refused-([\w.-]+) -->")  # trigger.commen
 
 class CommandCalls:
     """Needs `_repo`, `_gh`, `_call` and `identity` from `GitHubClient`."""
+
+    if TYPE_CHECKING:
+        _repo: Any
+        _gh: Any
+
+        def _call(self, what: str, func: Callable[[], Any], write: bool = False) -> Any: ...
+        def identity(self) -> str: ...
 
     def refused_logins(self, number: int, page: int) -> set[str]:
         """The logins (lower case) our own refusal replies name, on page `page` of 100 of the
@@ -47,7 +57,7 @@ class CommandCalls:
                 continue
             # The whole run when it was skipped; else its failed jobs and their dependents.
             url = f"{run.url}/{'rerun' if run.conclusion == 'skipped' else 'rerun-failed-jobs'}"
-            self._call(f"rerun of workflow run {run.id}", lambda u=url: post("POST", u), write=True)
+            self._call(f"rerun of workflow run {run.id}", partial(post, "POST", url), write=True)
             done.append(f"{run.name} #{run.id}")
         return done
 
@@ -67,9 +77,7 @@ class CommandCalls:
         for i, run in enumerate(runs):
             if i == 5:
                 return str(run.get("created_at") or since)
-            _, jobs = self._call(
-                f"jobs of run {run['id']}", lambda u=run["jobs_url"]: get("GET", u)
-            )
+            _, jobs = self._call(f"jobs of run {run['id']}", partial(get, "GET", run["jobs_url"]))
             if any(
                 j.get("name") != gate and j.get("conclusion") in _RAN
                 for j in jobs.get("jobs") or []

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from urllib3.exceptions import MaxRetryError
+from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from ci_budget.units import secs
@@ -42,7 +42,7 @@ class _Retry(Retry):
         self.budget, self.wait = budget, wait
 
     def new(self, **kw: Any) -> _Retry:
-        return super().new(budget=self.budget, **kw)  # type: ignore[return-value]
+        return super().new(budget=self.budget, **kw)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         self.budget.calls += 1  # urllib3 asks this once for every response it receives
@@ -55,7 +55,7 @@ class _Retry(Retry):
         if response is not None and response.status in (403, 429):
             wait = self._rate_limit_wait(response.headers)
             if wait is None:  # a plain 403/429: no retry; PyGithub raises with the message
-                raise MaxRetryError(_pool, url, "not a rate limit")
+                raise MaxRetryError(_pool, url, ResponseError("not a rate limit"))
             if wait > self.budget.cap:
                 response.drain_conn()
                 raise GitHubError(
@@ -64,7 +64,7 @@ class _Retry(Retry):
                     response.status,
                 )
         retry = super().increment(method, url, response, error, _pool, _stacktrace)
-        retry.wait = wait  # type: ignore[attr-defined]
+        retry.wait = wait
         return retry
 
     def _rate_limit_wait(self, headers: Mapping[str, str]) -> float | None:

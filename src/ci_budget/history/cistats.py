@@ -113,8 +113,12 @@ def _timing(entry: Any, where: str) -> Timing:
     if not isinstance(entry, dict):
         raise RunFileError(f"{where}: not an object")
     elapsed = entry.get("elapsed")
-    ok = isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool)
-    if not ok or not math.isfinite(elapsed) or elapsed < 0:
+    if (
+        not isinstance(elapsed, (int, float))
+        or isinstance(elapsed, bool)
+        or not math.isfinite(elapsed)
+        or elapsed < 0
+    ):
         raise RunFileError(f"{where}.elapsed: not a number of seconds: {elapsed!r}")
     passed = entry.get("passed", True)
     if not isinstance(passed, bool):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ci_budget.models import FileResult, Problem
+from ci_budget.models import FileResult, FileStatus, Problem
 from ci_budget.results.phases import same_file
 
 BEGIN = "========== TIMINGS BEGIN =========="
@@ -38,7 +38,7 @@ EXCERPT = 80
 @dataclass(frozen=True)
 class Entry:
     file: str
-    status: str  # passed / failed / timeout
+    status: FileStatus  # passed / failed / timeout
     elapsed: float
     line: int  # 1-based line of the entry in the log
     suite: str | None = None  # from the run_suite command line before the block
@@ -105,8 +105,10 @@ def _entry(text: str) -> tuple[str, bool, float] | str:
     """(file, passed, elapsed) or why the line is not a timing entry."""
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg})"
+    except ValueError as exc:  # valid JSON Python refuses, such as a 5,000-digit number
+        return f"not readable JSON ({exc})"
     if not isinstance(data, dict):
         return "not a JSON object"
     path, passed, elapsed = data.get("file"), data.get("passed"), data.get("elapsed")
@@ -189,7 +191,7 @@ class _Parser:
             return
         path, passed, elapsed = parsed
         self.block_entries += 1
-        status = "passed" if passed else "failed"
+        status: FileStatus = "passed" if passed else "failed"
         self.latest.pop(path, None)  # re-insert: the latest entry of a file goes last
         self.latest[path] = Entry(path, status, elapsed, number, *self._suite())
 

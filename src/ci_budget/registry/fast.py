@@ -296,7 +296,7 @@ def _scan_parts(raw: bytes, rel: str, config: Config, sites) -> RegistryScan | N
             return None
         scan.stray_calls(tree, seen)
     if tail_start is not None:
-        tail_main = plain_main or scan.top_level(tail.body).has_main
+        tail_main = plain_main or (tail is not None and scan.top_level(tail.body).has_main)
         if not tail_main and b"__main__" in raw[:prefix_end]:
             return None
         seen.has_main = seen.has_main or tail_main

@@ -23,9 +23,9 @@ def literal(node: ast.expr) -> object:
         isinstance(node, ast.UnaryOp)
         and isinstance(node.op, (ast.USub, ast.UAdd))
         and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) in (int, float)
+        and isinstance(value := node.operand.value, (int, float))
+        and not isinstance(value, bool)
     ):
-        value = node.operand.value
         return -value if isinstance(node.op, ast.USub) else value
     raise NotLiteral
 

@@ -34,12 +34,12 @@ class FileScan:
         self.errors: list[Problem] = []
         self.warnings: list[Problem] = []
 
-    def error(self, node: ast.AST, message: str) -> None:
+    def error(self, node: ast.expr | ast.stmt | ast.keyword, message: str) -> None:
         self.errors.append(
             Problem(file=self.rel, line=node.lineno, col=node.col_offset + 1, message=message)
         )
 
-    def warn(self, node: ast.AST | None, message: str) -> None:
+    def warn(self, node: ast.expr | ast.stmt | ast.keyword | None, message: str) -> None:
         line, col = (node.lineno, node.col_offset + 1) if node is not None else (1, 1)
         self.warnings.append(Problem(file=self.rel, line=line, col=col, message=message))
 

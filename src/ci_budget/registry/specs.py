@@ -31,7 +31,7 @@ _ALLOWED = re.compile(r"[A-Za-z0-9_./:-]+")
 _GLOB = set("*?[]")
 _SHELL = set(";|&$`<>(){}!'\"\\#~")
 _SEPARATOR = re.compile(r"[ \t]+")
-_WORD = re.compile(r"[^ \t]*")
+_WORD = re.compile(r"[ \t]")  # the command word ends at the first blank
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
@@ -74,7 +74,7 @@ def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command 
     """None when the first line is not `/rerun-test ...` (or the configured `command`): then
     the comment is not for us."""
     first = body.partition("\n")[0].rstrip("\r").strip(" \t")
-    word = _WORD.match(first).group()
+    word = _WORD.split(first, maxsplit=1)[0]
     if word != command and not word.startswith(command + "@"):
         return None
     if len(first) > MAX_LINE_CHARS:
@@ -222,11 +222,10 @@ def resolve(
     seen: set[str] = set()
     for spec in specs:
         why = check_spec(spec)
-        if why is None:
-            shape = split_spec(spec, root)
-            if isinstance(shape, str):
-                why = shape
-        if why is None:
+        shape = split_spec(spec, root) if why is None else why
+        if isinstance(shape, str):
+            why = shape
+        else:
             path, names = shape
             found = registry.find(path)
             if isinstance(found, list):

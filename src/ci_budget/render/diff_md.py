@@ -201,12 +201,14 @@ def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
     notes = [n for n in report.history if n.trend]
     first = [s for s in suites if pr_risk(s) != "ok"] + [n for n in notes if below_p90(n)]
     rest = [s for s in suites if pr_risk(s) == "ok"] + [n for n in notes if not below_p90(n)]
-    gantts, charts = [], []
+    gantts: list[str] = []
+    charts: list[str] = []
     for item in first + rest:
         if len(gantts) + len(charts) == MAX_PICTURES:
             break
         if isinstance(item, SuiteImpact):
-            gantts.append(mermaid.shard_gantt(item))
+            if gantt := mermaid.shard_gantt(item):
+                gantts.append(gantt)
         elif chart := mermaid.trend_chart(item.file, item.trend, item.est_time):
             charts.append(chart)
     return gantts, charts

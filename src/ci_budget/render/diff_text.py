@@ -6,6 +6,8 @@ Text from the PR's files is made single-line by the table formatter (`escape.pla
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import static_verdict
@@ -70,6 +72,7 @@ def terminal(report: StaticReport) -> str:
         out.append(told)
     out += [f"note: {plain(n)}" for n in report.notes]
     if report.errors_introduced:
+        rows: list[Sequence[object]]
         rows = [(f"{p.file}:{p.line}", p.message) for p in report.errors_introduced]
         out += [
             "",
@@ -81,12 +84,11 @@ def terminal(report: StaticReport) -> str:
         rows = [head, *(_suite(s) for s in report.suites)]
         out += ["", *aligned(rows, right={1})]
     if report.changes:
-        head = ("CHANGE", "WHAT", "SUITE", "FILE")
         rows = [
             (_change(c), _what(c), c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")
             for c in report.changes
         ]
-        out += ["", *aligned([head, *rows])]
+        out += ["", *aligned([("CHANGE", "WHAT", "SUITE", "FILE"), *rows])]
     if report.history:
         rows = [(_history_text(n), n.suite, n.file) for n in report.history]
         out += [

@@ -97,8 +97,8 @@ def _timing(test: Test) -> TestTiming:
         call.outcome if call else None,
         teardown.outcome if teardown else ("passed" if setup else None),
     )
-    durations = tuple(float(p.duration or 0.0) if p else 0.0 for p in (setup, call, teardown))
-    return typed_timing(test.nodeid, outcome, durations, props, message)
+    spent = [float(p.duration or 0.0) if p else 0.0 for p in (setup, call, teardown)]
+    return typed_timing(test.nodeid, outcome, spent, props, message)
 
 
 # A key or first test start split across reads is found by searching again from this far back;

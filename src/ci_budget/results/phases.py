@@ -6,6 +6,7 @@ A failed setup or teardown is an error, a skipped setup or call (skip, xfail) is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ci_budget.models import ClassTiming, TestTiming
@@ -83,7 +84,7 @@ def outcome_of(setup: str | None, call: str | None, teardown: str | None) -> str
 def make_timing(
     nodeid: str,
     outcome: str,
-    durations: tuple[float, float, float],
+    durations: Sequence[float],  # setup, call, teardown
     props: dict[str, Any],
     message: str | None,
 ) -> TestTiming:
@@ -101,7 +102,7 @@ def make_timing(
 def typed_timing(
     nodeid: str,
     outcome: str,
-    durations: tuple[float, float, float],
+    durations: Sequence[float],  # setup, call, teardown
     props: dict[str, Any],
     message: str | None,
 ) -> TestTiming:

@@ -116,7 +116,7 @@ def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
         for top in sorted(tops):
             if top in ("__pycache__",) or top.endswith(".pth"):
                 continue
-            src = Path(dist.locate_file(top))
+            src = Path(str(dist.locate_file(top)))
             if (dest / top).exists() or not src.exists():
                 continue
             if src.is_dir():
@@ -294,7 +294,7 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
         say(f"{tag} RETRY {job.path}: {why}; attempt {attempt}/{rules.max_attempts} "
             f"in {rules.wait:.0f}s")  # fmt: skip
         time.sleep(rules.wait)
-    if attempt > 1:
+    if attempt > 1 and rules is not None:
         note = f"attempt {attempt} of {rules.max_attempts}"
         res.message = f"{res.message}; {note}" if res.message else note
     return res
@@ -340,7 +340,7 @@ def run_jobs(
     except Interrupted as exc:
         results.files.append(exc.result)
         say(f"CANCELLED {exc.result.path} - {exc.result.message}")
-        raise exc.__cause__ from None
+        raise (exc.__cause__ or exc) from None
     finally:
         results.meta.finished_at = datetime.now(timezone.utc)
         write_results(results, opts.out)

@@ -24,7 +24,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,8 +76,8 @@ class Sandbox:
 
     def __init__(self, policy: SandboxPolicy, python: str, env: Mapping[str, str]):
         self.policy, self.python = policy, python
-        self.bwrap = _tool("bwrap")
-        if self.bwrap is None:
+        bwrap = _tool("bwrap")
+        if bwrap is None:
             raise SandboxError("bwrap (bubblewrap) is not installed: apt-get install bubblewrap "
                                f"(scripts/sandbox_setup.sh), or {OPT_OUT}")  # fmt: skip
         self.root_user = os.geteuid() == 0
@@ -86,7 +86,8 @@ class Sandbox:
             raise SandboxError(
                 f"setpriv (util-linux) is not installed; needed as root, or {OPT_OUT}"
             )
-        self.version = _version(self.bwrap)
+        self.bwrap: str = bwrap
+        self.version = _version(bwrap)
         self.devices = sm.gpu_devices()
         base = env.get("RUNNER_TEMP")
         self.dir = Path(tempfile.mkdtemp(prefix="ci-budget-sandbox-",
@@ -144,7 +145,7 @@ class Sandbox:
         return env
 
     def argv(self, cmd: list[str], cwd: str, checkout: str, status_fd: int | None = None,
-             grace: float = 5.0, pinned: list[str] = ()) -> list[str]:  # fmt: skip
+             grace: float = 5.0, pinned: Sequence[str] = ()) -> list[str]:  # fmt: skip
         """bwrap ... -- [setpriv ...] [init STATUS_FD SETTLE GRACE --] cmd."""
         view = sm.View(hide=self.hide, expose=self.expose, checkout=checkout,
                        scratch=self.scratch, home=self.home, devices=self.devices,
@@ -165,6 +166,7 @@ class Sandbox:
             args.append("--as-pid-1")
         args.append("--")
         if self.root_user:
+            assert self.setpriv is not None  # __init__ refuses root without it
             groups = sm.device_groups(self.devices)
             args += [self.setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}",
                      f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups",
@@ -175,7 +177,7 @@ class Sandbox:
         return args + list(cmd)
 
     def start(self, cmd: list[str], cwd: Path, env: Mapping[str, str], checkout: str,
-              grace: float, pinned: list[str] = ()) -> SandboxedTree:  # fmt: skip
+              grace: float, pinned: Sequence[str] = ()) -> SandboxedTree:  # fmt: skip
         argv = lambda fd: self.argv(cmd, str(cwd), checkout, fd, grace, pinned)  # noqa: E731
         return SandboxedTree(argv, self.env(env))
 
@@ -228,7 +230,8 @@ class SandboxedTree:
             )
         finally:
             os.close(write)
-        self._read, self._status = read, None
+        self._read: int | None = read
+        self._status: dict | None = None
         self.leftover_names: list[str] = []
 
     def record_descendants(self) -> None:
@@ -285,7 +288,7 @@ class SandboxedTree:
         names are in `leftover_names`)."""
         self.proc.wait()
         st = self.status() or {}
-        left = st.get("left") if isinstance(st.get("left"), int) else 0
+        left = left if isinstance(left := st.get("left"), int) else 0
         self.leftover_names = [str(n)[:32] for n in st.get("names", []) if n][:20]
         return ["?"] * max(0, left)
 

@@ -71,7 +71,8 @@ def _settle(seconds):
     """[] once the namespace is quiet (nothing running, nothing reaped, no new PID since the
     last look); else, after `seconds`, the names of what kept running."""
     deadline = time.monotonic() + seconds
-    last, seen = _last_pid(), []
+    seen: list[str] = []
+    last = _last_pid()
     while True:
         reaped, left = _others()
         now = _last_pid()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 Algorithm = Literal["lpt", "best"]
 ALGORITHMS = ("lpt", "best")
@@ -129,9 +129,9 @@ def _karmarkar_karp(weights: list[float], k: int) -> list[int]:
     pairing the heaviest subset of one with the lightest of the other."""
     if not weights:
         return []
-    heap = []
+    heap: list[tuple[float, int, list[tuple[float, tuple[int, ...]]]]] = []
     for index, w in enumerate(weights):
-        subsets = [(w, (index,))] + [(0.0, ())] * (k - 1)
+        subsets: list[tuple[float, tuple[int, ...]]] = [(w, (index,))] + [(0.0, ())] * (k - 1)
         heap.append((-w, index, subsets))  # spread = w; index breaks ties deterministically
     heapq.heapify(heap)
     counter = len(weights)
@@ -209,7 +209,7 @@ def _exact(weights: list[float], k: int, upper: float) -> tuple[list[int] | None
     floor = lower_bound(weights, k)
     loads = [0.0] * k
     assign = [0] * n
-    state = {"best": upper - EPS, "plan": None, "nodes": 0}
+    state: dict[str, Any] = {"best": upper - EPS, "plan": None, "nodes": 0}
 
     def go(i: int, used: int) -> bool:
         state["nodes"] += 1

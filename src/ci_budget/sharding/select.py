@@ -138,8 +138,8 @@ def _by_spec(pool, spec_list, resolve, suites) -> tuple[list[Job], list[Skipped]
             skipped.append(_skipped(by_file[path][0]))
             continue
         r = max(regs, key=lambda r: r.est_time)
-        sel = [] if None in selectors else list(selectors)
-        jobs.append(Job(path, r.est_time, r.suite, r.backend, sel))
+        selection = [] if None in selectors else [s for s in selectors if s is not None]
+        jobs.append(Job(path, r.est_time, r.suite, r.backend, selection))
     return jobs, skipped
 
 
@@ -176,7 +176,7 @@ def select_jobs(
         raise SelectionError(f"no registered files for {', '.join(suites + specs)}")
     weights = weights or {}
     keyed = {f"{j.path}\0{i:06d}": j for i, j in enumerate(jobs)}
-    items = [(k, weights.get((j.path, j.suite), j.est_time)) for k, j in keyed.items()]
+    items = [(k, weights.get((j.path, j.suite or ""), j.est_time)) for k, j in keyed.items()]
     if partition is None and specs:
         ranked = list(keyed)
     elif partition is None and order is not None:

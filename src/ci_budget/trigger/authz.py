@@ -177,7 +177,7 @@ def cooling(login: str, facts, config) -> Need | str | None:
     if not minutes or facts.recent_error:
         return None
     if facts.recent is None:
-        return Need("recent", login=login, minutes=minutes)
+        return Need("recent", login=login, minutes=float(minutes))
     if not facts.recent:
         return None
     return (
@@ -189,4 +189,4 @@ def cooling(login: str, facts, config) -> Need | str | None:
 
 def definitive(why: str | None) -> bool:
     """A refusal worth remembering on the PR (the person, not GitHub, was the reason)."""
-    return bool(why) and why != "ask" and not why.startswith("could not check")
+    return why is not None and why not in ("", "ask") and not why.startswith("could not check")

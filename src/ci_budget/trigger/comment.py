@@ -148,7 +148,7 @@ def admit(ask: Ask, facts, config: Config) -> list[str] | Plan | Need:
         )
     if "ask" in answers.values():
         return Need("permission", login=ask.login)
-    why = next(iter(answers.values()))
+    why = next(w for w in answers.values() if w is not None)  # none allowed: each says why
     return ask.refuse(why, facts, remember=definitive(why))
 
 
@@ -181,7 +181,7 @@ def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
         plan.reason = RERUN_GROUP + plan.reason.removeprefix(specs.COMMAND)
         plan.reason += f" ({', '.join(request.groups)})"
         left = resolution.refused
-        plan.reply += "".join(f"- not run: {inline(w)}\n" for w in left)
+        plan.reply = (plan.reply or "") + "".join(f"- not run: {inline(w)}\n" for w in left)
         plan.reason += f"; {len(left)} not run" if left else ""
     return guard_plan(plan, request.guard, ask.login) if request.guard else plan
 

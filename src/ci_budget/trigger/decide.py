@@ -139,6 +139,7 @@ def _label_sender(payload, label: str, number: int, facts, config) -> Plan | Nee
     anything of the PR is read."""
     sender = payload.get("sender")
     login = sender.get("login") if isinstance(sender, dict) else None
+    why: str | Need | None
     if not isinstance(login, str) or not login:
         why = "the event names no sender"
     elif is_bot(sender):

@@ -79,7 +79,7 @@ def guard_plan(plan: Plan, guard: GuardCommand, login: str) -> Plan:
     for row in plan.matrix:
         row.revert = list(guard.refs)
         row.name = "verify-guard" + row.name.removeprefix("rerun-test")
-    head, _, rows = plan.reply.partition("\n")
+    head, _, rows = (plan.reply or "").partition("\n")
     plan.reply = (
         f"@{login} verifying {show(guard.file)} with {refs} reverted at `{plan.head_sha}` "
         f"(#{plan.pr_number}), then as it is:\n{rows}"

@@ -98,17 +98,21 @@ def spec_rows(
     for item in accepted:
         for name in item.runner_configs:
             by_config.setdefault(name, []).append(item.spec)
-    return [
-        MatrixRow(
-            name=f"{prefix} {name}",
-            runner_config=name,
-            runs_on=list(config.runner(name).runs_on),
-            specs=found,
-            partition="0/1",
-            install=config.runner(name).install,
+    rows = []
+    for name, found in by_config.items():
+        runner = config.runner(name)
+        assert runner is not None  # specs resolve to configured runners only
+        rows.append(
+            MatrixRow(
+                name=f"{prefix} {name}",
+                runner_config=name,
+                runs_on=list(runner.runs_on),
+                specs=found,
+                partition="0/1",
+                install=runner.install,
+            )
         )
-        for name, found in by_config.items()
-    ]
+    return rows
 
 
 def describe_rows(rows: Sequence[MatrixRow]) -> str:

@@ -12,8 +12,8 @@ from ci_budget.models import MatrixRow, Registration
 from ci_budget.sharding.dispatch import dispatch
 
 
-def _install(config: Config, name: str) -> str | None:
-    runner = config.runner(name)
+def _install(config: Config, name: str | None) -> str | None:
+    runner = config.runner(name) if name is not None else None
     return runner.install if runner is not None else None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ci_budget.config import Config
-from ci_budget.models import RegistryScan
+from ci_budget.models import Problem, Registration, RegistryScan
 from ci_budget.workspace.sources import write_source
 
 STAT_VERSION = 2  # 2: entries carry size and mtime
@@ -47,7 +47,7 @@ def _valid(dump: object, rel: str) -> RegistryScan | None:
         scan = RegistryScan.model_validate(dump)
     except ValidationError:
         return None
-    items = (*scan.registrations, *scan.errors, *scan.warnings)
+    items: list[Registration | Problem] = [*scan.registrations, *scan.errors, *scan.warnings]
     return scan if all(item.file == rel for item in items) else None
 
 
