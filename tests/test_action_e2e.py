@@ -238,7 +238,8 @@ def test_expressions_follow_github_rules_and_refuse_the_unknown():
 # --- scenarios -------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
+# The default run keeps two scenarios, a run a writer asked for and a reader refused; the
+# others are `slow` (python -m pytest -m slow).
 def test_rerun_test_by_writer_runs_the_authorised_commit(
     tmp_path, origin, github_standin, runner_temp
 ):
@@ -274,7 +275,6 @@ def test_rerun_test_by_writer_runs_the_authorised_commit(
     assert "ci-budget" in report.summary
 
 
-@pytest.mark.slow
 def test_rerun_test_by_reader_is_refused_before_any_runner(
     tmp_path, origin, github_standin, runner_temp
 ):

@@ -90,6 +90,7 @@ def _network_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.upper().startswith(names)}
 
 
+@pytest.mark.slow  # builds venvs
 def test_the_cached_venv_is_reused_only_while_it_matches_its_manifest(tmp_path):
     """A .pth planted in the cached venv (by tests of an earlier job, or anything else that ran
     as the runner user) used to run in the next job: the venv was trusted by a stamp file."""

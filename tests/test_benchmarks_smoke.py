@@ -6,11 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.__main__ import BENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # every benchmark end to end: minutes on 2 cores
 def test_every_benchmark_runs_at_smoke_size():
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--smoke"],

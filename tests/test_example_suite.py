@@ -180,7 +180,8 @@ def test_registrations_scan_cleanly():
     assert config.runner("1-gpu-large").arch == "sm90"
 
 
-@pytest.mark.slow  # about 10 s: the example's time-boxed files run here
+# About 10 s: the example's time-boxed files run here. Kept in the default run: the README's
+# first command, end to end.
 def test_whole_suite_from_repo_root(tmp_path):
     # The server-launch demo hangs on purpose (20 s, then fails): left out here.
     proc, cases = _pytest(

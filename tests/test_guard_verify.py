@@ -108,6 +108,7 @@ def test_verify_without_a_table_or_gpu_is_a_clear_error(tmp_path, capsys):
     assert "test_plain.py: no measured table" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_checkouts_python_dirs_reach_the_tests_env_not_this_process(tmp_path, monkeypatch):
     """`guard verify` puts the temporary checkout's `arch.pythonpath` dirs first on the tests'
     PYTHONPATH through the file's own environment; this process's stays as it was."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.registry import reg
 from helpers.sharding import shard_count
 
@@ -73,6 +74,7 @@ def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # real `run`s
 def test_run_partition_uses_the_history(tmp_path):
     root = _repo(tmp_path)
     r = "test/registered/"

@@ -163,6 +163,7 @@ def test_history_pictures_fit_the_comment_or_are_dropped_with_a_note():
     assert "picture(s) not shown (too long for one comment)" in tight
 
 
+@pytest.mark.slow  # Node parses both example comments
 def test_the_example_comments_pictures_parse(tmp_path):
     """The README's pictures come from `scripts/example_comments.py`, from results kept in the
     repository: both comments' blocks parse, and the PR's shards and history are drawn."""

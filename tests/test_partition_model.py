@@ -8,6 +8,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from helpers.registry import reg
 
 from ci_budget.history.model import History, JobWall, Sample
@@ -105,6 +106,7 @@ def _shard0(root: Path, tmp_path: Path, *extra: str) -> tuple[list[str], str]:
     return [f["path"] for f in json.loads(out.read_text())["files"]], proc.stderr
 
 
+@pytest.mark.slow  # three real `run`s
 def test_run_takes_the_models_est_over_the_history_and_names_a_suite_it_lacks(tmp_path: Path):
     root = _repo(tmp_path)  # est_time a 100, b 10, c 10
     store = _history(tmp_path / "h.json", {R + "test_b.py": 90})

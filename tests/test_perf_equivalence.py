@@ -393,6 +393,7 @@ def test_parts_with_unrendered_items_fit_like_fully_rendered_ones():
 # Guard docstrings: classes are found by walking statements only, in `ast.walk`'s order.
 
 
+@pytest.mark.slow  # parses the standard library
 def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
     import ast
     import sysconfig

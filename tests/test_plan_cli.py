@@ -349,6 +349,7 @@ def test_rerun_test_at_sha_runs_that_commit_after_checking_it_is_the_prs(repo, g
     assert github_standin.invalid == []
 
 
+@pytest.mark.slow  # four `plan` processes
 def test_after_a_first_refusal_more_comments_cost_one_api_call_each(repo, github_standin):
     github_standin.add_pull(7, head_sha=PR_HEAD)
     github_standin.state.roles["mallory"] = "read"

@@ -214,6 +214,7 @@ def test_crash_mid_class_then_fail_fast_by_default(tmp_path, capsys):
     assert '"file": "test/registered/test_later.py"' not in text
 
 
+@pytest.mark.slow
 def test_failed_and_empty_files_continue_on_error(tmp_path):
     root = make_repo(tmp_path, {"test_fail.py": (20, FAIL), "test_empty.py": (10, EMPTY)})
     rc, results, _ = run_cli(root, "--suite", SUITE, "--partition", "0/1", "--continue-on-error")

@@ -26,10 +26,7 @@ from helpers.sandbox import sandbox_or_skip
 
 from ci_budget.models import RunResults
 
-pytestmark = [
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces"),
-    pytest.mark.slow,
-]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "base-b-test-1-gpu-large"
 FILES = [f"test/registered/test_{name}.py" for name in ("a_read", "b_write", "c_kill", "d_forks")]
@@ -290,6 +287,7 @@ def test_every_escape_is_contained(runner):
         assert "UID 65534 MAP 0 0 4294967295" in runner.log("test_a_read")
 
 
+@pytest.mark.slow
 def test_every_escape_is_contained_on_a_runner_that_is_not_root(runner, tmp_path):
     """The same with ci-budget itself unprivileged (uid 65534): the sandbox is a user namespace."""
     sandbox_or_skip()
@@ -302,6 +300,7 @@ def test_every_escape_is_contained_on_a_runner_that_is_not_root(runner, tmp_path
     assert f"UID {os.geteuid() or 65534} MAP {os.geteuid() or 65534} " in runner.log("test_a_read")
 
 
+@pytest.mark.slow
 def test_without_the_sandbox_the_same_tests_reach_everything(runner):
     """The control: each escape is real. ci-budget itself is killed mid-run."""
     done = runner.run("--sandbox", "off")
