@@ -5,8 +5,9 @@ grow a file, and bad input (one line each; the good files still count)."""
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from helpers.cli import cli
 
 from ci_budget.history.cistats import is_run_file, parse_run
 from ci_budget.workspace.history_store import load_history
@@ -17,10 +18,7 @@ PP = "test/registered/pp/test_pp_single_node.py"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "history", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=60,
-    )  # fmt: skip
+    return cli("history", *args, cwd=cwd, timeout=60)
 
 
 def _show(store: Path, cwd: Path) -> dict:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.cli import cli
 
 from ci_budget.history.model import History, HistoryError, percentile, run_identity
 from ci_budget.models import FileResult, RunMeta, RunResults
@@ -92,13 +92,7 @@ def test_run_identity_depends_on_content():
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return cli(*args, cwd=cwd)
 
 
 def test_cli_add_show(tmp_path: Path):

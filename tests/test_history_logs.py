@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from helpers.cli import cli
 from helpers.registry import reg
 from synthlogs import Ran, job_log
 
@@ -178,8 +178,7 @@ def test_partition_model_seeds_only_where_nothing_was_measured():
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "history", "import", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=60)  # fmt: skip
+    return cli("history", "import", *args, cwd=cwd, timeout=60)
 
 
 def test_from_files_directory_and_zip(tmp_path: Path):

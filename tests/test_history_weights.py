@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.cli import cli
 from helpers.registry import reg
 from helpers.sharding import shard_count
 
@@ -67,11 +66,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", *args, "--root", str(root)],
-        capture_output=True, text=True, env=env, timeout=120, cwd=root,
-    )  # fmt: skip
+    return cli(*args, "--root", str(root), cwd=root, timeout=120)
 
 
 @pytest.mark.slow  # real `run`s

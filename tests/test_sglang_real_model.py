@@ -15,10 +15,10 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.cli import cli
 
 from tests.test_plan_cli import INSTALLATION_TOKEN, _pr_event, read_outputs
 
@@ -30,11 +30,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", *args, "--root", ROOT],
-        capture_output=True, text=True, timeout=300, env={**base, **(env or {})},
-    )  # fmt: skip
+    proc = cli(*args, "--root", ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc
 

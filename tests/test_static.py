@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from gitrepo import git
+from helpers.cli import cli
 
 from ci_budget.budget.diff import Change, StaticReport, build_static
 from ci_budget.config import Config
@@ -62,20 +63,13 @@ def _repo(tmp_path: Path, base: dict, head: dict) -> tuple[Path, str]:
 
 
 def _cli(repo: Path, *args: str, env_files: Path | None = None):
-    env = dict(os.environ)
-    for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
-        env.pop(key, None)
+    env = {}
     if env_files is not None:
-        env["GITHUB_OUTPUT"] = str(env_files / "output")
-        env["GITHUB_STEP_SUMMARY"] = str(env_files / "summary")
-    return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "diff", "--root", str(repo), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=repo,
-        check=False,
-    )
+        env = {
+            "GITHUB_OUTPUT": str(env_files / "output"),
+            "GITHUB_STEP_SUMMARY": str(env_files / "summary"),
+        }
+    return cli("diff", "--root", str(repo), *args, cwd=repo, env=env)
 
 
 def _history(path: Path, file: str, suite: str, elapsed: list[float]) -> None:
