@@ -104,6 +104,14 @@ class Thresholds(Section):
         return self
 
 
+class RerunDir(Section):
+    """Unregistered test files `/rerun-test` may name (sglang's multimodal tests): they run
+    on `runner`, or on the runner config of the first `path-runners` key their path contains."""
+
+    runner: str
+    path_runners: dict[str, str] = Field(default_factory=dict)
+
+
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
         default_factory=lambda: {"run-ci": []}
@@ -116,6 +124,7 @@ class GithubSettings(Section):
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     max_specs: int = Field(20, ge=1)
+    rerun_dirs: dict[str, RerunDir] = Field(default_factory=dict)  # repo path -> routing
 
 
 class PlannerSettings(Section):

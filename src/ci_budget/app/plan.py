@@ -59,6 +59,7 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     from ci_budget.models import Plan
     from ci_budget.trigger.decide import Facts, decide, split_list
     from ci_budget.workspace.git import in_work_tree
+    from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import scan_tree
 
     root, config = settings.root, settings.config
@@ -78,6 +79,9 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
         except EventError as exc:
             return Plan(reason=str(exc))
     registrations = scan_tree(root, config).registrations
+    facts.rerun_files = rerun_files(
+        root, config
+    )  # the checkout's; a commit's come with its registry
     try:
         facts.weights = measured_weights(options.history, registrations)
     except AppError as exc:  # shard counts fall back to est_time; the plan still stands

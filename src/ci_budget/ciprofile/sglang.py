@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
+from ci_budget.ciprofile.sglang_rerun import HANDLER, rerun_dirs
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
@@ -210,4 +211,15 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
     if pr_test is not None and rules is not None:
         profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
+    _rerun(profile.settings, texts.get(HANDLER))
     return profile
+
+
+def _rerun(settings: dict, handler: str | None) -> None:
+    """The unregistered test folders `/rerun-test` also reaches, as sglang's handler."""
+    runners = settings.setdefault("runner-configs", {})
+    dirs = rerun_dirs(handler, runners)
+    if dirs:
+        settings.setdefault("github", {})["rerun-dirs"] = dirs
+    if not runners:
+        del settings["runner-configs"]

@@ -62,6 +62,7 @@ class Facts:
     registry_error: str | None = None
     sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
     root: str | None = None  # absolute repository root, for absolute specs
+    rerun_files: list[str] | None = None  # test files of github.rerun-dirs (with the registry)
     suites: list[str] | None = None  # --suites: override the event
     specs: list[str] | None = None  # --specs: override the event
     weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90
@@ -161,9 +162,10 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
         return refuse(why_not)
     if command.problems:
         return refuse(command.problems)
+    files = facts.rerun_files or ()
     if not facts.read_commits:  # the checkout's registry: refuse bad specs before reading the PR
-        early = specs.resolve(command.specs, registrations, config, facts.root)
-        if early.refused:
+        early = specs.resolve(command.specs, registrations, config, facts.root, files)
+        if not early.accepted:
             return refuse(early.refused)
     target = _target(command, number, facts, payload, registrations)
     if isinstance(target, Need):
@@ -171,10 +173,10 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     if isinstance(target, str):
         return refuse(target)
     sha, found = target
-    resolution = specs.resolve(command.specs, found, config, facts.root)
-    if resolution.refused:
+    resolution = specs.resolve(command.specs, found, config, facts.root, files)
+    if not resolution.accepted or (guard and resolution.refused):
         return refuse(resolution.refused)
-    plan = accepted_plan(login, number, sha, resolution.accepted, config, base)
+    plan = accepted_plan(login, number, sha, resolution, config, base)
     return guard_plan(plan, guard, login) if guard else plan
 
 
@@ -303,7 +305,8 @@ def _run_inputs(
     if len(spec_list) > config.github.max_specs:
         problems.append(f"{len(spec_list)} specs given; at most {config.github.max_specs}")
     elif spec_list:
-        resolution = specs.resolve(spec_list, registrations, config, facts.root)
+        files = facts.rerun_files or ()
+        resolution = specs.resolve(spec_list, registrations, config, facts.root, files)
         problems.extend(resolution.refused)
         rows.extend(spec_rows(resolution.accepted, config, "specs"))
     if suite_names:

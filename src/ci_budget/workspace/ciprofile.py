@@ -19,7 +19,7 @@ def detect(root: Path) -> sglang.Profile | None:
     ci-budget's own defaults, as for any other repository)."""
     if not any((root / rel).is_file() for rel in sglang.MARKERS):
         return None
-    texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST)}
+    texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST, sglang.HANDLER)}
     for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
         texts[rel] = _read(root, rel)
     names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])

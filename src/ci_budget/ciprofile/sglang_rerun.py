@@ -1,0 +1,81 @@
+"""What sglang's `/rerun-test` handler (`scripts/ci/utils/slash_command_handler.py`) knows
+beyond the registry, read by AST, never run: the unregistered test directory it also searches
+(`MULTIMODAL_TEST_DIR`) and how it routes those files by path (`MULTIMODAL_PATH_TO_RUNNER`,
+first key the path contains; else `MULTIMODAL_DEFAULT_RUNNER`). Its values are runner labels;
+ci-budget routes by runner config, so each label becomes the runner config that runs on it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+HANDLER = "scripts/ci/utils/slash_command_handler.py"
+_SHAPE = re.compile(r"(\d+)-gpu-")
+
+
+def _constants(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], ast.Name):
+                out[stmt.targets[0].id] = stmt.value
+    return out
+
+
+def _text(node: ast.expr | None, names: dict[str, ast.expr]) -> str | None:
+    """A string literal, or a name bound to one at module level."""
+    if isinstance(node, ast.Name):
+        node = names.get(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def rerun_rules(source: str) -> dict | None:
+    """{"dir", "default", "paths": {substring: label}} from the handler, or None when it has no
+    such directory (older handlers) or does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names = _constants(tree)
+    directory = _text(names.get("MULTIMODAL_TEST_DIR"), names)
+    default = _text(names.get("MULTIMODAL_DEFAULT_RUNNER"), names)
+    table = names.get("MULTIMODAL_PATH_TO_RUNNER")
+    if not directory or not default:
+        return None
+    paths = {}
+    if isinstance(table, ast.Dict):
+        for key, value in zip(table.keys, table.values, strict=True):
+            k, v = _text(key, names), _text(value, names)
+            if k is not None and v is not None:
+                paths[k] = v
+    return {"dir": directory.strip("/"), "default": default, "paths": paths}
+
+
+def _config_for(label: str, runners: dict) -> str:
+    """The runner config that runs on `label` (one named so first); else a new one, added."""
+    named = runners.get(label)
+    if named and named.get("runs-on") == [label]:
+        return label
+    for name, entry in runners.items():
+        if entry.get("runs-on") == [label]:
+            return name
+    shape = _SHAPE.match(label)
+    runners[label] = {"runs-on": [label], "gpus": int(shape.group(1)) if shape else 1}
+    return label
+
+
+def rerun_dirs(source: str | None, runners: dict) -> dict:
+    """`github.rerun-dirs` for the handler's text; adds to `runners` (the profile's
+    runner-configs) a config for any label no config runs on."""
+    rules = rerun_rules(source) if source else None
+    if rules is None:
+        return {}
+    return {
+        rules["dir"]: {
+            "runner": _config_for(rules["default"], runners),
+            "path-runners": {k: _config_for(v, runners) for k, v in rules["paths"].items()},
+        }
+    }
