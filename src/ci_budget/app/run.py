@@ -92,6 +92,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
+    from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import scan_tree
 
     root, config = settings.root, settings.config
@@ -120,6 +121,7 @@ def _select(settings, options: RunOptions, sink: Sink):
             backend=options.backend,
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
+            extra=rerun_files(root, config) if options.specs else (),
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
@@ -148,9 +150,8 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     total = sum(j.est_time for j in selection.jobs)
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
     for j in selection.jobs:
-        sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})"
-        )
+        where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
+        sink.echo(f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {where}")
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
 
