@@ -37,6 +37,7 @@ HANDLER = "scripts/ci/utils/slash_command_handler.py"
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "sglang_rerun" / "fixture.json"
 COMMENTS = REPO / "tests" / "fixtures" / "sglang_rerun" / "comments.json"
+REFUSED = "\u26d4 `"  # how the handler's reply starts a line about one spec it refused
 LOGIN = "ci-budget-harness"  # not in CI_PERMISSIONS.json: authorised by write permission
 
 
@@ -175,15 +176,19 @@ def sglang_record(checkout: Path, body: str) -> dict:
 
 
 def _spec(command: str, mode: str) -> str:
-    """A dispatched test command as a repo-root spec: `registered/x.py Cls.test` (run from
-    test/) -> `test/registered/x.py::Cls::test`; multimodal commands are pytest node ids."""
+    """A dispatched test command as a repo-root spec: `registered/x.py Cls.test` (unittest,
+    run from test/) -> `test/registered/x.py::Cls::test`; multimodal commands are pytest node
+    ids. A selector its runner cannot read (`Cls::test` to unittest, `Cls.test` to pytest) is
+    kept as given, after a space: no spec of ci-budget's looks like it."""
     if mode == "multimodal_gen":
         path, _, selector = command.partition("::")
+        sep, wrong = "::", "."
     else:
         path, _, selector = command.partition(" ")
-        path = "test/" + path
-    names = selector.replace("::", ".").split(".") if selector else []
-    return "::".join([path, *names])
+        path, sep, wrong = "test/" + path, ".", "::"
+    if selector and wrong in selector:
+        return f"{path} {selector}"
+    return "::".join([path, *(selector.split(sep) if selector else [])])
 
 
 def sglang_decision(record: dict) -> dict:
@@ -195,10 +200,16 @@ def sglang_decision(record: dict) -> dict:
     refused = []
     for reply in record["replies"]:
         for line in reply.split("\n"):
-            if line.startswith("⛔ `") and "`: " in line:
-                refused.append(line[len("⛔ `") :].split("`: ", 1)[0])
+            if line.startswith(REFUSED) and "`: " in line:
+                refused.append(line[len(REFUSED) :].split("`: ", 1)[0])
+    whole = not runs and not refused and "confused" in record["reactions"]
+    return decision(runs, refused, whole)
+
+
+def decision(runs: dict, refused: list, command_refused: bool) -> dict:
+    """The one shape both sides are compared in."""
     return {"runs": {k: sorted(set(v)) for k, v in sorted(runs.items())},
-            "refused": sorted(set(refused))}  # fmt: skip
+            "refused": sorted(set(refused)), "command_refused": command_refused}  # fmt: skip
 
 
 # --- ci-budget's decision -----------------------------------------------------------------------
@@ -214,9 +225,9 @@ def payload(body: str) -> dict:
     }
 
 
-def ours_decision(body: str, registrations, config, root: str, files=()) -> dict:
-    """ci-budget's decision on `body`, with the facts the harness fakes for sglang too: the
-    plan's matrix, and the specs the resolution it was made from refused."""
+def ours_decision(body: str, registrations, config, root: str, files=()):
+    """(ci-budget's decision on `body`, the plan) with the facts the harness fakes for sglang
+    too: the plan's matrix, and the specs the resolution it was made from refused."""
     from ci_budget.models import Plan
     from ci_budget.registry import specs
     from ci_budget.trigger.decide import Facts, decide
@@ -225,7 +236,8 @@ def ours_decision(body: str, registrations, config, root: str, files=()) -> dict
         state="open", head_sha="0" * 40, number=1, draft=False,
         head_pushed_at="2026-08-22T11:00:00Z",
     )  # fmt: skip
-    facts = Facts(permission="write", pull=pull, root=root, rerun_files=list(files))
+    facts = Facts(permission="write", pull=pull, root=root, rerun_files=list(files),
+                  commits=[pull.head_sha])  # fmt: skip
     plan = decide("issue_comment", payload(body), facts, registrations, config)
     if not isinstance(plan, Plan):
         raise SystemExit(f"ci-budget asked for {plan} with every fact given")
@@ -236,8 +248,8 @@ def ours_decision(body: str, registrations, config, root: str, files=()) -> dict
     refused = []
     if command is not None and not command.problems:
         refused = specs.resolve(command.specs, registrations, config, root, files).refused_specs
-    return {"runs": {k: sorted(set(v)) for k, v in sorted(runs.items())},
-            "refused": sorted(set(refused))}  # fmt: skip
+    whole = not plan.should_run and plan.reply is not None and not refused
+    return decision(runs, refused, whole), plan
 
 
 def checkout_facts(root: Path):
@@ -264,15 +276,33 @@ def _commit(root: Path) -> str:
     return done.stdout.strip() or root.name
 
 
-def snapshot(registrations, config, files) -> dict:
-    """What ci-budget's decision reads from the checkout, as data: registrations under the test
-    root, the extra rerun files, and the zero-config settings it decides with."""
-    root = config.test_root.strip("/") + "/"
+def _relevant(cases: list[dict]) -> tuple[set[str], set[str]]:
+    """(files either side decided about, bare names the comments use): the part of a checkout
+    that decides the recorded cases. A glob's matches are all among the files decided about,
+    and a bare name is decided by the files that have it."""
+    files, names = set(), set()
+    for case in cases:
+        for side in (case["sglang"], case.get("ci_budget", case["sglang"])):
+            specs = [s for v in side["runs"].values() for s in v] + side["refused"]
+            files |= {s.split("::")[0].split(" ")[0] for s in specs}
+        for token in case["body"].split():
+            names.add(token.strip("\"'`").split("::")[0].rpartition("/")[2])
+    return files, names
+
+
+def snapshot(registrations, config, files, cases) -> dict:
+    """What ci-budget's decision on `cases` reads from the checkout, as data: the registrations
+    and rerun files that decide them, and the zero-config settings."""
+    wanted, names = _relevant(cases)
+
+    def keep(path: str) -> bool:
+        return path in wanted or path.rpartition("/")[2] in names
+
     regs = [r.model_dump(mode="json", exclude_defaults=True) for r in registrations
-            if r.file.startswith(root)]  # fmt: skip
+            if keep(r.file)]  # fmt: skip
     return {
         "registrations": regs,
-        "rerun_files": list(files),
+        "rerun_files": [f for f in files if keep(f)],
         "config": config.model_dump(mode="json", by_alias=True, exclude_defaults=True),
     }
 
@@ -309,7 +339,7 @@ def main(argv=None) -> int:
             print(f"sglang's handler failed on {item['body']!r}: {record['error']}")
             return 2
         theirs = sglang_decision(record)
-        ours = ours_decision(item["body"], registrations, config, str(root), files)
+        ours, plan = ours_decision(item["body"], registrations, config, str(root), files)
         same = ours == theirs
         differ += not same
         mark = "same" if same else f"DIFFERS ({item.get('difference', 'not listed')})"
@@ -317,14 +347,17 @@ def main(argv=None) -> int:
             print(f"{mark}: {item['body']!r}", flush=True)
         if not same:
             print(f"  sglang:    {json.dumps(theirs)}\n  ci-budget: {json.dumps(ours)}")
-        cases.append({**item, "sglang": theirs})
+        case = {**item, "sglang": theirs}
+        if not same:
+            case["ci_budget"] = {**ours, "reason": plan.reason}
+        cases.append(case)
     print(f"{len(comments) - differ} of {len(comments)} decided the same")
     if args.record:
         data = {
             "sglang_commit": _commit(root),
             "source": "https://github.com/kp-forks/sglang (Apache-2.0), a mirror of sgl-project/sglang",
             "cases": cases,
-            **snapshot(registrations, config, files),
+            **snapshot(registrations, config, files, cases),
         }
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
         FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

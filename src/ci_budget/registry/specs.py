@@ -182,10 +182,12 @@ def split_spec(spec: str, root: str | None = None) -> tuple[str, list[str]] | st
 def _files(registry: Registry, path: str, spec: str) -> list[str] | str:
     """The files `path` names (a glob: all it matches), or why none."""
     if is_glob(path):
+        bases = ["", registry.base] if registry.base else [""]
+        tops = [registry.root, *registry.dirs] if "/" not in path else bases
+        where = " or ".join(f"{t}/" if t else "the repository root" for t in tops)
         return registry.expand(path) or (
-            f"no test file matches {show(path, 100)} under {registry.root}/ "
-            + "".join(f"or {d}/ " for d in registry.dirs)
-            + "(a glob matches files named test_*.py)"
+            f"no test file matches {show(path, 100)} {'under' if '/' not in path else 'from'} "
+            f"{where} (a glob matches files named test_*.py)"
         )
     found = registry.find(path)
     if isinstance(found, str):
