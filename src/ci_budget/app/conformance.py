@@ -31,6 +31,23 @@ def _model(path: Path | None, sink: Sink):
     return (model, raw) if model is not None else (None, None)
 
 
+def _supported(root: Path) -> None:
+    """Refuse, in one line, a checkout whose CI scripts do what ci-budget does not model:
+    comparing would only list the consequences."""
+    from ci_budget.ciprofile.sglang import PARTITIONS
+    from ci_budget.workspace.ciprofile import detect
+
+    profile = detect(root)
+    if profile is None:
+        raise AppError(f"{root}: not an sglang checkout (it has none of sglang's CI files)")
+    if profile.unsupported:
+        raise AppError(
+            f"{root}: this version of sglang's CI is not supported ({PARTITIONS}: "
+            + "; ".join(profile.unsupported)
+            + ")"
+        )
+
+
 def conformance(settings, options: ConformanceOptions, sink: Sink | None = None) -> int:
     """Print the comparison table and each difference; 1 on any difference."""
     from ci_budget.conformance.compare import compare, table
@@ -38,6 +55,7 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
     from ci_budget.conformance.reference import ReferenceError, reference_view
 
     sink = sink or Sink(settings)
+    _supported(settings.root)  # before the configuration, whose warnings would say it again
     root, config = settings.root, settings.config
     model, raw = _model(options.partition_model, sink)
     try:

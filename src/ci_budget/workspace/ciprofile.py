@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ci_budget.ciprofile import sglang
+from ci_budget.ciprofile.sglang_jobs import output_names
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -22,7 +23,8 @@ def detect(root: Path) -> sglang.Profile | None:
     texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST, sglang.HANDLER)}
     for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
         texts[rel] = _read(root, rel)
-    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])
+    # `$name` labels of runner_configs.yml, and `needs.*.outputs.NAME` labels of pr-test.yml
+    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS]) + output_names([texts[sglang.PR_TEST]])
     workflows = {}
     if names:
         for path in sorted((root / ".github" / "workflows").glob("*.y*ml")):
