@@ -159,9 +159,9 @@ def test_the_oldest_layout_gets_its_jobs_and_says_what_it_does_not_model():
     assert runner_of(profile, "stage-b-test-1-gpu-large") == ("1-gpu-h100", ["1-gpu-h100"])
     assert runner_of(profile, "stage-c-test-4-gpu-b200") == ("4-gpu-b200", ["4-gpu-b200"])
     assert profile.unsupported == [
-        "shards are sized by a fixed per-shard target (TARGET_SECONDS = 20 * 60), not by "
-        "pr-test.yml's run_timeout_minutes",
-        "max_parallel is size // 4, not size // 3",
+        f"{sglang.PARTITIONS}: shards are sized by a fixed per-shard target (TARGET_SECONDS = "
+        "20 * 60), not by pr-test.yml's run_timeout_minutes",
+        f"{sglang.PARTITIONS}: max_parallel is size // 4, not size // 3",
     ]
     assert profile.settings["registration-keywords"] == []  # none before stage/runner_config
     assert (
@@ -193,10 +193,17 @@ def test_conformance_refuses_an_unmodelled_layout_in_one_line(tmp_path):
     done = _conformance(root)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines() == [
-        f"ci-budget conformance: {root}: this version of sglang's CI is not supported "
-        f"({sglang.PARTITIONS}: shards are sized by a fixed per-shard target (TARGET_SECONDS = "
-        "20 * 60), not by pr-test.yml's run_timeout_minutes; max_parallel is size // 4, not "
-        "size // 3)"
+        f"ci-budget conformance: {root}: this version of sglang's CI is not supported: "
+        f"{sglang.PARTITIONS}: shards are sized by a fixed per-shard target (TARGET_SECONDS = "
+        f"20 * 60), not by pr-test.yml's run_timeout_minutes; {sglang.PARTITIONS}: max_parallel "
+        "is size // 4, not size // 3"
+    ]
+    (root / sglang.PARTITIONS).unlink()
+    done = _conformance(root)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"ci-budget conformance: {root}: this version of sglang's CI is not supported: no "
+        f"{sglang.PARTITIONS} (run-ci's shards are written in .github/workflows/pr-test.yml)"
     ]
 
 

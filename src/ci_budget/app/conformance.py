@@ -34,7 +34,6 @@ def _model(path: Path | None, sink: Sink):
 def _supported(root: Path) -> None:
     """Refuse, in one line, a checkout whose CI scripts do what ci-budget does not model:
     comparing would only list the consequences."""
-    from ci_budget.ciprofile.sglang import PARTITIONS
     from ci_budget.workspace.ciprofile import detect
 
     profile = detect(root)
@@ -42,9 +41,8 @@ def _supported(root: Path) -> None:
         raise AppError(f"{root}: not an sglang checkout (it has none of sglang's CI files)")
     if profile.unsupported:
         raise AppError(
-            f"{root}: this version of sglang's CI is not supported ({PARTITIONS}: "
+            f"{root}: this version of sglang's CI is not supported: "
             + "; ".join(profile.unsupported)
-            + ")"
         )
 
 

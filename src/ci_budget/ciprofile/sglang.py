@@ -211,9 +211,11 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     profile.settings = _settings(rules, regs, runners, suites)
     pinned = (rules or {}).get("pinned", {})
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
-    profile.unsupported = list((rules or {}).get("not_modelled", []))
-    warn += [f"{PARTITIONS}: {what}; ci-budget sizes those shards its own way"
-             for what in profile.unsupported]  # fmt: skip
+    modelled_not = [f"{PARTITIONS}: {what}" for what in (rules or {}).get("not_modelled", [])]
+    warn += [f"{what}; ci-budget sizes those shards its own way" for what in modelled_not]
+    if texts.get(PARTITIONS) is None:  # before 2026-05-13: shard matrices written by hand
+        modelled_not.append(f"no {PARTITIONS} (run-ci's shards are written in {PR_TEST})")
+    profile.unsupported = modelled_not
     if pr_test is not None and rules is not None:
         profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
     _rerun(profile.settings, texts.get(HANDLER))
