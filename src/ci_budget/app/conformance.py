@@ -60,7 +60,13 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
         ref = reference_view(root, raw)
     except ReferenceError as exc:
         raise AppError(str(exc)) from None
-    result = compare(ref, our_view(root, config, model))
+    try:
+        ours = our_view(root, config, model)
+    except Exception as exc:  # noqa: BLE001 - a one-line answer, never a traceback
+        raise AppError(
+            f"ci-budget cannot read this checkout: {type(exc).__name__}: {exc}"
+        ) from None
+    result = compare(ref, ours)
     sink.echo(table(result.rows))
     for line in result.differences[: options.max_differences]:
         sink.echo(f"DIFF {line}")
