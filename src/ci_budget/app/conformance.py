@@ -63,8 +63,9 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
     try:
         ours = our_view(root, config, model)
     except Exception as exc:  # noqa: BLE001 - a one-line answer, never a traceback
+        first = (str(exc).strip().splitlines() or [""])[0]
         raise AppError(
-            f"ci-budget cannot read this checkout: {type(exc).__name__}: {exc}"
+            f"ci-budget cannot read this checkout: {type(exc).__name__}: {first}"
         ) from None
     result = compare(ref, ours)
     sink.echo(table(result.rows))
