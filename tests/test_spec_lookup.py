@@ -180,3 +180,12 @@ def test_the_handlers_rules_are_read_and_labels_become_runner_configs():
     assert runners["2-gpu-h100"] == {"runs-on": ["2-gpu-h100"], "gpus": 2}  # no config ran there
     assert rerun_rules("MULTIMODAL_TEST_DIR = 'x'") is None  # an older handler: no such folder
     assert rerun_rules("def (") is None and rerun_dirs(None, runners) == {}
+
+
+def test_a_glob_of_many_double_stars_is_matched_in_one_pass():
+    # Comment text chooses the glob; a backtracking matcher would not finish on these.
+    path = "/".join(["d"] * 30) + "/test_x.py"
+    assert glob_hits("/".join(["**"] * 60) + "/test_x.py", path)
+    assert glob_hits("/".join(["**", "d"] * 30) + "/test_*.py", path)
+    assert not glob_hits("/".join(["**", "d"] * 31) + "/test_*.py", path)
+    assert registry().expand("/".join(["**"] * 60)) == registry().expand("**")

@@ -25,12 +25,19 @@ def is_glob(path: str) -> bool:
 
 
 def _match(parts: list[str], pats: list[str]) -> bool:
-    """Path components against glob components, `**` standing for any number of them."""
-    if not pats:
-        return not parts
-    if pats[0] == "**":
-        return any(_match(parts[i:], pats[1:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _match(parts[1:], pats[1:])
+    """Path components against glob components, `**` standing for any number of them. One
+    pass per glob component over the path's (comment text chooses the glob: `**/**/…` must
+    not take exponential time)."""
+    reach = [True] + [False] * len(parts)  # reach[i]: the glob so far matches parts[:i]
+    for pat in pats:
+        if pat == "**":
+            first = reach.index(True) if True in reach else len(reach)
+            reach = [i >= first for i in range(len(reach))]
+        else:
+            reach = [False] + [
+                reach[i] and fnmatch.fnmatchcase(parts[i], pat) for i in range(len(parts))
+            ]
+    return reach[-1]
 
 
 def glob_hits(pattern: str, path: str) -> bool:
