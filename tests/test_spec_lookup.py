@@ -189,3 +189,26 @@ def test_a_glob_of_many_double_stars_is_matched_in_one_pass():
     assert glob_hits("/".join(["**", "d"] * 30) + "/test_*.py", path)
     assert not glob_hits("/".join(["**", "d"] * 31) + "/test_*.py", path)
     assert registry().expand("/".join(["**"] * 60)) == registry().expand("**")
+
+
+def test_legacy_suites_rerun_on_the_handlers_runner_configs_before_any_cpu_route():
+    from ci_budget.ciprofile.sglang_rerun import legacy_suites
+
+    handler = '_LEGACY_SUITE_TO_RUNNER_CONFIG = {"nightly-4-gpu": "4-gpu-h100", ' \
+        '"nightly-8-gpu-common": ["8-gpu-h200", "8-gpu-b200"], "odd": [1]}'  # fmt: skip
+    table = legacy_suites(handler)
+    assert table == {
+        "nightly-4-gpu": ["4-gpu-h100"],
+        "nightly-8-gpu-common": ["8-gpu-h200", "8-gpu-b200"],
+    }
+    assert legacy_suites("x = (") == {} and legacy_suites(None) == {}
+    config = CONFIG.model_copy(deep=True)
+    config.github.rerun_suites = table
+    regs = [
+        reg(R + "n/test_n.py", runner=None, suite="nightly-8-gpu-common", nightly=True),
+        reg(R + "n/test_n.py", runner=None, backend="cpu", suite="base-a-test-cpu"),
+        reg(R + "n/test_other.py", runner=None, suite="nightly-unknown"),
+    ]
+    r = Registry(regs, config)
+    assert r.runner_configs(R + "n/test_n.py") == ("8-gpu-h200", "8-gpu-b200")  # not cpu
+    assert "without a runner_config" in r.runner_configs(R + "n/test_other.py")

@@ -125,6 +125,8 @@ class GithubSettings(Section):
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     max_specs: int = Field(20, ge=1)
     rerun_dirs: dict[str, RerunDir] = Field(default_factory=dict)  # repo path -> routing
+    # suite -> runner configs a file of that suite without a runner_config reruns on
+    rerun_suites: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class PlannerSettings(Section):

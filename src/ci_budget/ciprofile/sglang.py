@@ -21,7 +21,7 @@ import yaml
 
 from ci_budget.ciprofile.sglang_jobs import consumed, inline_jobs, stage_jobs
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
-from ci_budget.ciprofile.sglang_rerun import HANDLER, rerun_dirs
+from ci_budget.ciprofile.sglang_rerun import HANDLER, legacy_suites, rerun_dirs
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
@@ -228,5 +228,7 @@ def _rerun(settings: dict, handler: str | None) -> None:
     dirs = rerun_dirs(handler, runners)
     if dirs:
         settings.setdefault("github", {})["rerun-dirs"] = dirs
+    if suites := legacy_suites(handler):
+        settings.setdefault("github", {})["rerun-suites"] = suites
     if not runners:
         del settings["runner-configs"]

@@ -1,8 +1,10 @@
 """What sglang's `/rerun-test` handler (`scripts/ci/utils/slash_command_handler.py`) knows
 beyond the registry, read by AST, never run: the unregistered test directory it also searches
 (`MULTIMODAL_TEST_DIR`) and how it routes those files by path (`MULTIMODAL_PATH_TO_RUNNER`,
-first key the path contains; else `MULTIMODAL_DEFAULT_RUNNER`). Its values are runner labels;
-ci-budget routes by runner config, so each label becomes the runner config that runs on it.
+first key the path contains; else `MULTIMODAL_DEFAULT_RUNNER`), and, in versions before
+2026-08-09, the runner configs of legacy `suite=` registrations
+(`_LEGACY_SUITE_TO_RUNNER_CONFIG`). Its path rules give runner labels; ci-budget routes by
+runner config, so each label becomes the runner config that runs on it.
 """
 
 from __future__ import annotations
@@ -52,6 +54,25 @@ def rerun_rules(source: str) -> dict | None:
             if k is not None and v is not None:
                 paths[k] = v
     return {"dir": directory.strip("/"), "default": default, "paths": paths}
+
+
+def legacy_suites(source: str | None) -> dict[str, list[str]]:
+    """suite -> runner configs from `_LEGACY_SUITE_TO_RUNNER_CONFIG` (a name or a list)."""
+    try:
+        names = _constants(ast.parse(source or ""))
+    except (SyntaxError, ValueError):
+        return {}
+    table = names.get("_LEGACY_SUITE_TO_RUNNER_CONFIG")
+    out: dict[str, list[str]] = {}
+    for key, value in (
+        zip(table.keys, table.values, strict=True) if isinstance(table, ast.Dict) else ()
+    ):
+        k = _text(key, names)
+        values = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        configs = [v for v in (_text(e, names) for e in values) if v is not None]
+        if k is not None and configs and len(configs) == len(values):
+            out[k] = configs
+    return out
 
 
 def _config_for(label: str, runners: dict) -> str:

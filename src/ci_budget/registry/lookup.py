@@ -128,8 +128,9 @@ class Registry:
 
     def runner_configs(self, file: str) -> tuple[str, ...] | str:
         """Runner configs `file` runs on for the configured backends, or why it cannot run.
-        Registrations naming a runner_config decide; a file with none runs where its suite
-        runs, or on the runner config named like its backend (`cpu`)."""
+        Registrations naming a runner_config decide; else those whose suite has rerun runner
+        configs (`github.rerun-suites`); else each runs where its suite runs, or on the runner
+        config named like its backend (`cpu`)."""
         if file in self.extra:
             names = [self._extra_runner(file)]
         else:
@@ -141,10 +142,12 @@ class Registry:
                     f"registered for {', '.join(found)}, not for {', '.join(backends)} "
                     "(the backends this repository runs here)"
                 )
+            suites = self.config.github.rerun_suites
             names = [r.runner_config for r in mine if r.runner_config]
             if not names:
-                names = [self._routed(r) for r in mine]
-                names = [n for n in names if n]
+                names = [n for r in mine if not r.runner_config for n in suites.get(r.suite, [])]
+            if not names:
+                names = [n for n in map(self._routed, mine) if n]
             if not names:
                 return (
                     f"registered in suite '{mine[0].suite}' without a runner_config; "
