@@ -3,7 +3,7 @@
 - Registry: sglang's own `collect_tests` (its `python/sglang/test/ci/ci_register.py`, loaded by
   file path, never `import sglang`) over the registered test files, against `ci-budget scan`'s
   fast path on the same files (in-process, cold, no cache).
-- Static report of a real PR: `ci-budget report --base HEAD~1` as a whole process in the
+- Static report of a real PR: `ci-budget diff --base HEAD~1` as a whole process in the
   checkout (HEAD is the PR's commit), cold (no scan cache) and warm (`--cache`, written by one
   run before the timed ones), against `collect_tests` reading one tree (the least sglang itself
   does to know its registry). Both outputs are compared with a report built from a full parse of
@@ -74,7 +74,7 @@ def _static_rows(checkout: Path, base_seconds: float, repeat: int) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ci-budget-sglang-") as tmp:
         cache = Path(tmp) / "scan-cache.json"
-        argv = [sys.executable, "-m", "ci_budget.cli", "report", "--base", "HEAD~1"]
+        argv = [sys.executable, "-m", "ci_budget.cli", "diff", "--base", "HEAD~1"]
         argv += ["--format", "json", "--out", str(Path(tmp) / "budget.md")]
         for label, extra in (("cold, no cache", []), ("warm cache", ["--cache", str(cache)])):
             if extra:
@@ -96,7 +96,7 @@ def _static_rows(checkout: Path, base_seconds: float, repeat: int) -> list[Row]:
                     base_seconds,
                     timed.seconds,
                     None,
-                    f"report --base HEAD~1 at {head}; CPU {per_run:.2f}s per run (median wall "
+                    f"diff --base HEAD~1 at {head}; CPU {per_run:.2f}s per run (median wall "
                     f"{timed.median:.2f}s); identical to a full parse of both trees: {same}; "
                     f"load average {os.getloadavg()[0]:.1f}; baseline: collect_tests of one "
                     "tree, in-process",

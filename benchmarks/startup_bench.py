@@ -89,7 +89,7 @@ def run(repeat: int = 10) -> list[Row]:
         test.write_text('register_cuda_ci(est_time=60, suite="stage-a-test-1-gpu")\n')
         base = _best(repeat, [sys.executable, "-c", "pass"], env, root)
         help_s = _best(repeat, [*cli, "--help"], env, root)
-        plan_argv = [*cli, "plan", "--suites", "stage-a-test-1-gpu", "--format", "json"]
+        plan_argv = [*cli, "plan", "--suite", "stage-a-test-1-gpu", "--format", "json"]
         plan_s = _best(max(1, repeat // 2), plan_argv, env, root)
         run_argv = [*cli, "run", "--suite", "stage-a-test-1-gpu", "--dry-run"]
         run_s = _best(max(1, repeat // 2), run_argv, env, root)
@@ -116,7 +116,7 @@ def run(repeat: int = 10) -> list[Row]:
             limit=0.2,
         ),
         Row(
-            "start-up: ci-budget plan --suites (whole process)",
+            "start-up: ci-budget plan --suite (whole process)",
             base,
             plan_s,
             None,

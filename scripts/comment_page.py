@@ -1,6 +1,7 @@
 """Render a ci-budget comment as GitHub would, in headless Chromium, at GitHub's comment width.
 
     python scripts/comment_page.py REPORT.md OUT.png     # a screenshot (Mermaid drawn)
+    python scripts/comment_page.py REPORT.md             # its height and headings' offsets
 
 Markdown -> HTML with markdown-it-py (CommonMark + tables) and a stylesheet with GitHub's rules
 that matter for layout (font, table cells, tables scrolling sideways when too wide). The tests
@@ -46,9 +47,15 @@ body { margin: 0; background: #fff; }
 """.replace("WIDTH", str(WIDTH))
 # Mermaid draws, then the page's height is written where `height()` finds it: the screenshot
 # is as tall as the comment.
+# Each heading's top is written too: how far down a reader finds it (folded <details> stay shut,
+# as GitHub shows them).
 DRAWN = """mermaid.run().finally(() => { const h = document.createElement("pre");
-  h.id = "height"; h.hidden = true; h.textContent = document.querySelector(".markdown-body").scrollHeight;
-  document.body.appendChild(h); });</script>"""
+  const body = document.querySelector(".markdown-body"), top = body.getBoundingClientRect().top;
+  h.id = "height"; h.hidden = true; h.textContent = body.scrollHeight;
+  const heads = document.createElement("pre"); heads.id = "headings"; heads.hidden = true;
+  heads.textContent = JSON.stringify([...body.querySelectorAll("h2, h3")].map(
+    e => [e.textContent.trim(), Math.round(e.getBoundingClientRect().top - top)]));
+  document.body.appendChild(h); document.body.appendChild(heads); });</script>"""
 MEASURE = """
 <script>
 window.addEventListener("load", () => {
@@ -115,14 +122,21 @@ def layout(markdown: str) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-def height(markdown: str) -> int:
-    """The comment's height in pixels with its pictures drawn."""
+def drawn(markdown: str) -> dict:
+    """The comment with its pictures drawn: `height` in pixels, and `headings`, each
+    `[text, pixels from the top]`."""
     done = _run([f"--window-size={WIDTH},2000", "--virtual-time-budget=15000", "--dump-dom"],
                 to_html(markdown, mermaid=True))  # fmt: skip
     found = re.search(r'<pre id="height"[^>]*>(\d+)</pre>', done.stdout)
-    if not found:
+    heads = re.search(r'<pre id="headings"[^>]*>(.*?)</pre>', done.stdout, flags=re.S)
+    if not found or not heads:
         raise RuntimeError(f"chromium drew no pictures: {done.stderr[-500:]}")
-    return int(found.group(1))
+    return {"height": int(found.group(1)), "headings": json.loads(html.unescape(heads.group(1)))}
+
+
+def height(markdown: str) -> int:
+    """The comment's height in pixels with its pictures drawn."""
+    return drawn(markdown)["height"]
 
 
 def screenshot(markdown: str, out: Path) -> None:
@@ -138,4 +152,8 @@ def screenshot(markdown: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    screenshot(Path(sys.argv[1]).read_text(encoding="utf-8"), Path(sys.argv[2]))
+    text = Path(sys.argv[1]).read_text(encoding="utf-8")
+    if len(sys.argv) > 2:
+        screenshot(text, Path(sys.argv[2]))
+    else:  # no picture asked for: the height and where each heading is, as JSON
+        print(json.dumps(drawn(text)))

@@ -6,7 +6,7 @@
   run on a 2-core machine under load);
 - static report: the example copied into a temporary git repository, a PR on top of it that
   raises the over-budget sweep's est_time from 5 s to 9 s and adds a 700 s soak to the same
-  stage, and `ci-budget report --base HEAD~1 --history` with a store made from the recorded demo
+  stage, and `ci-budget diff --base HEAD~1 --history` with a store made from the recorded demo
   runs (examples/bitexact/results/demo-*.json).
 
 Each comment is drawn by scripts/comment_page.py in headless Chromium at GitHub's width, with its
@@ -70,9 +70,9 @@ def budget_comment(tmp: Path) -> str:
     git(repo, "commit", "-q", "-m", "the PR")
     store = tmp / "history.json"
     runs = sorted(str(p) for p in RESULTS.glob("demo-*.json"))
-    cli("history", "add", *runs, "--store", str(store), cwd=tmp)
+    cli("history", "add", *runs, "--history", str(store), cwd=tmp)
     out = tmp / "budget.md"
-    cli("report", "--root", str(repo), "--base", "HEAD~1", "--history", str(store),
+    cli("diff", "--root", str(repo), "--base", "HEAD~1", "--history", str(store),
         "--format", "markdown", "--out", str(out), cwd=tmp)  # fmt: skip
     return out.read_text(encoding="utf-8")
 

@@ -144,10 +144,14 @@ def pull_event(
     pull["base"]["repo"]["full_name"] = standin.state.repo
     if label:
         payload["label"] = {"name": label}
+        # A label counts only from someone allowed to start runs: a maintainer applies it.
+        payload["sender"]["login"] = "maintainer"
+        standin.state.roles.setdefault("maintainer", "write")
     return payload
 
 
-def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, **kw):
+def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, workflow=WORKFLOW,
+                 **kw):  # fmt: skip
     work = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     sha = payload["pull_request"]["head"]["sha"] if event_name == "pull_request" else None
     github = {
@@ -186,7 +190,7 @@ def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, **
         **kw,
     )
     runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
-    return runner.run_workflow(origin / WORKFLOW)
+    return runner.run_workflow(origin / workflow)
 
 
 def sticky(standin, kind: str):
@@ -413,10 +417,10 @@ def test_rerun_test_then_force_push_before_plan_is_refused_and_at_sha_runs_that_
     assert [r.result for r in jobs["run"]] == ["skipped"]
     [reply] = [c.body for c in github_standin.comments(PR) if c.login == BOT_LOGIN]
     assert f"`{unreviewed}`, is not provably older than this comment" in reply
-    assert f"/rerun-test@{unreviewed[:12]}" in reply
+    assert f"/rerun-test@{unreviewed} {SPEC}" in reply  # the full SHA: a prefix binds nothing
 
     # The maintainer reviews that commit and names it; another push follows at once.
-    payload, cid = comment_event(github_standin, "alice", f"/rerun-test@{unreviewed[:10]} {SPEC}")
+    payload, cid = comment_event(github_standin, "alice", f"/rerun-test@{unreviewed} {SPEC}")
     later = push(origin, "pushed after the @sha comment")
     pull.head_sha, pull.commits = later, [unreviewed, later]
     pull.head_pushed_at = github_standin.state.now()
@@ -519,3 +523,59 @@ def test_hostile_test_output_reaches_the_comment_as_text(
     assert "test_hostile_output.py" in comment.body
     assert_inert(comment.body, "<!-- ci-budget:run -->", own_fences=comment.body.count("```text"))
     assert "@octo-org/maintainers" not in comment.body and "](https://evil" not in comment.body
+
+
+OLD_INPUTS = """\
+name: old inputs
+on: push
+permissions: {}
+jobs:
+  old:
+    runs-on: ubuntu-latest
+    permissions: { contents: read }
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with: { persist-credentials: false }
+      - id: plan
+        uses: ./
+        with:
+          command: plan
+          root: examples/bitexact
+          suites: base-b-test-1-gpu-large
+      - uses: ./
+        with:
+          command: report
+          root: examples/bitexact
+          base: ${{ github.sha }}
+          kind: budget
+"""
+
+
+def test_the_actions_old_input_names_still_work_with_a_notice(
+    tmp_path, origin, github_standin, runner_temp
+):
+    """`suites` (now `suite`) and `command: report` with `base` (now `command: diff`)."""
+    workflow = Path(".github/workflows/old-inputs.yml")
+    (origin / workflow).write_text(OLD_INPUTS, encoding="utf-8")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "a workflow with the old input names")
+    pushed = {"ref": "refs/heads/main", "after": git(origin, "rev-parse", "main")}
+    pushed["repository"] = {"owner": {}}
+    _repo_fields(pushed, github_standin)
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "push", pushed,
+                        workflow=workflow)  # fmt: skip
+    [job] = jobs["old"]
+    assert job.result == "success", explain(jobs)
+    log = job.log()
+    assert (
+        "##[warning]Input 'suites' has been deprecated with message: The input 'suites' is now "
+        "'suite'; the old name goes in the next release." in log
+    )
+    matrix = json.loads(job.steps[1].outputs["matrix"])["include"]
+    assert {row["suite"] for row in matrix} == {"base-b-test-1-gpu-large"}
+    assert (
+        "::notice title=ci-budget::command 'report' with 'base' is now command 'diff'; the old "
+        "form goes in the next release" in log
+    )
+    assert "ci-budget: the report is in ci-budget-report.md and in the step summary" in log
+    assert "est_time changes vs" in job.summary  # the static report's heading

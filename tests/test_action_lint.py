@@ -19,7 +19,7 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 BUDGET = WORKFLOWS / "bitexact-budget.yml"
 ALL_FILES = [ACTION, *sorted(WORKFLOWS.glob("*.yml"))]
 SHA_PIN = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
-WRITE_SCOPES = {"issues", "pull-requests"}
+WRITE_SCOPES = {"issues", "pull-requests", "actions"}  # actions: plan's /rerun-failed-ci
 
 
 def load(path: Path) -> dict:
@@ -177,7 +177,7 @@ def test_action_installs_into_its_own_venv_and_runs_tests_with_the_input_python(
     outputs = action["outputs"]
     for name in ("should-run", "matrix", "head-sha", "pr-number", "trigger", "reason"):
         assert outputs[name]["value"] == f"${{{{ steps.plan.outputs.{name} }}}}"
-    for name in ("status", "over", "near", "timeouts", "report-path"):
+    for name in ("status", "over", "near", "timeouts", "verdict", "report-path"):
         assert outputs[name]["value"] == f"${{{{ steps.report.outputs.{name} }}}}"
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
 
@@ -205,7 +205,7 @@ def test_budget_workflow_permissions_are_least_privilege():
     }
     assert wf["on"]["push"] == {"branches": ["main"]}  # the default branch's scan cache only
     assert wf["jobs"]["budget-cache"]["if"] == "github.event_name == 'push'"
-    assert wf["on"]["issue_comment"]["types"] == ["created"]
+    assert wf["on"]["issue_comment"]["types"] == ["created", "edited"]  # as sglang's handler
     actions = ["opened", "synchronize", "reopened", "labeled"]
     assert wf["on"]["pull_request_target"]["types"] == actions
     assert wf["on"]["pull_request"]["types"] == actions[:3]  # the static report only
@@ -216,6 +216,8 @@ def test_budget_workflow_permissions_are_least_privilege():
         granted = {scope for scope, level in perms.items() if level == "write"}
         assert granted <= WRITE_SCOPES, name
         assert bool(granted) == (name in writers), name
+        # Only plan reruns workflow runs (/rerun-failed-ci), on base-branch code.
+        assert ("actions" in granted) == (name == "plan"), name
     assert wf["jobs"]["run"]["permissions"] == {"contents": "read"}
 
 

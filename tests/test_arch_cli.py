@@ -1,4 +1,4 @@
-"""`ci-budget arch` and `ci-budget arch-table` on real files."""
+"""`ci-budget guard check` and `ci-budget guard fill` on real files."""
 
 from __future__ import annotations
 
@@ -44,7 +44,16 @@ def results(tmp_path: Path, arch: str, values: dict[str, float]) -> Path:
 def test_arch_json_for_a_suite(tmp_path, capsys):
     root = repo(tmp_path)
     rc = main(
-        ["arch", "--root", str(root), "--suite", "base-b-test-1-gpu-large", "--format", "json"]
+        [
+            "guard",
+            "check",
+            "--root",
+            str(root),
+            "--suite",
+            "base-b-test-1-gpu-large",
+            "--format",
+            "json",
+        ]
     )
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["problems"] == []
@@ -58,16 +67,19 @@ def test_arch_json_for_a_suite(tmp_path, capsys):
 def test_arch_fail_on_flags_and_arch_option(tmp_path, capsys):
     root = repo(tmp_path)
     path = str(root / REL)
-    assert main(["arch", "--root", str(root), path, "--fail-on-flags"]) == 1
+    assert main(["guard", "check", "--root", str(root), path, "--fail-on-flags"]) == 1
     assert "silent on CI arch" in capsys.readouterr().out
-    assert main(["arch", "--root", str(root), path]) == 0
+    assert main(["guard", "check", "--root", str(root), path]) == 0
     capsys.readouterr()
-    assert main(["arch", "--root", str(root), path, "--arch", "B200", "--fail-on-flags"]) == 1
+    assert (
+        main(["guard", "check", "--root", str(root), path, "--arch", "B200", "--fail-on-flags"])
+        == 1
+    )
     silent = [ln for ln in capsys.readouterr().out.splitlines() if "silent on CI arch" in ln]
     assert len(silent) == 1 and ":21 " in silent[0] and "sm100" in silent[0]
-    assert main(["arch", "--root", str(root), path, "--arch", "Z80"]) == 2
+    assert main(["guard", "check", "--root", str(root), path, "--arch", "Z80"]) == 2
     assert "--arch Z80" in capsys.readouterr().err
-    assert main(["arch", "--root", str(root), "missing.py"]) == 2
+    assert main(["guard", "check", "--root", str(root), "missing.py"]) == 2
 
 
 def test_arch_table_fill_round_trip_and_write(tmp_path, capsys):
@@ -81,7 +93,7 @@ def test_arch_table_fill_round_trip_and_write(tmp_path, capsys):
             "TestKL::test_logprobs_match": 1.234567e-04,
         },
     )
-    argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
+    argv = ["guard", "fill", "--root", str(root), str(root / REL), "--fill-from", str(res)]
     assert main(argv + ["--reverted"]) == 0
     printed = capsys.readouterr().out
     assert "7.25e-06" in printed and "1.23e-04" in printed
@@ -140,7 +152,7 @@ def test_arch_table_widens_column_when_value_does_not_fit(tmp_path, capsys):
             ],
         ).model_dump_json()
     )
-    argv = ["arch-table", "--root", str(root), str(root / "narrow.py"), "--fill-from", str(res)]
+    argv = ["guard", "fill", "--root", str(root), str(root / "narrow.py"), "--fill-from", str(res)]
     assert main(argv + ["--reverted", "--write"]) == 0
     before, after = NARROW.split("\n"), (root / "narrow.py").read_text().split("\n")
     changed = [n + 1 for n, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
@@ -158,7 +170,7 @@ def test_arch_table_widens_column_when_value_does_not_fit(tmp_path, capsys):
 def test_arch_table_fixed_column_by_default_and_errors(tmp_path, capsys):
     root = repo(tmp_path)
     res = results(tmp_path, "sm90", {"TestKL::test_decode_cache_hit": 2e-08})
-    argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
+    argv = ["guard", "fill", "--root", str(root), str(root / REL), "--fill-from", str(res)]
     assert main(argv + ["--write"]) == 0
     rows, _, _ = parse_source((root / REL).read_text(), REL, Config().gpu_arch_map())
     assert rows[2].fixed.values == [2e-08] and rows[2].reverted["sm90"].raw == "0.0"
@@ -174,7 +186,7 @@ def test_arch_table_fixed_column_by_default_and_errors(tmp_path, capsys):
 def test_cli_subprocess_help_and_print(tmp_path):
     root = repo(tmp_path)
     run = subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "arch-table", str(root / REL), "--root", str(root)],
+        [sys.executable, "-m", "ci_budget.cli", "guard", "fill", str(root / REL), "--root", str(root)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

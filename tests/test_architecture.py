@@ -4,6 +4,7 @@ the network or files, and no module imports one that (directly or not) imports i
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ci_budget"
@@ -94,6 +95,50 @@ def test_the_core_touches_no_environment_process_network_or_file():
     assert not stale, f"paid debts still listed in KNOWN: {stale}"
 
 
+def cli_reaches_past_app(name: str, tree: ast.Module) -> set[tuple[str, str]]:
+    """What a `cli` module imports besides `app`, the cli itself, the package root (its version)
+    and the standard library: the command line is built from the use cases and calls them, so
+    all it needs is in `app`."""
+    found = set()
+    for target in imported(tree):
+        top = target.split(".")[0]
+        if top == "ci_budget":
+            parts = target.split(".")
+            if len(parts) > 1 and parts[1] not in ("app", "cli", "__version__"):
+                found.add((name, target))
+        elif top not in sys.stdlib_module_names:
+            found.add((name, target))
+    return found
+
+
+def test_cli_imports_only_app():
+    found = set()
+    for name, tree in modules().items():
+        if name == "cli" or name.startswith("cli."):
+            found |= cli_reaches_past_app(name, tree)
+    assert not found, f"cli imports past app: {sorted(found)}"
+
+
+def touches_environment(name: str, tree: ast.Module) -> set[tuple[str, str]]:
+    """References to the process environment: a use case gets it from `Settings` (read once)
+    and hands a subprocess its own, never changing the process's for everyone."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os" and node.attr in ("environ", "putenv", "unsetenv", "getenv"):
+                found.add((name, f"os.{node.attr}"))
+    found |= {(name, t) for t in imported(tree) if t in ("os.environ", "os.putenv", "os.getenv")}
+    return found
+
+
+def test_no_use_case_reads_or_changes_the_process_environment():
+    found = set()
+    for name, tree in modules().items():
+        if name.split(".")[0] in ("app", "cli"):
+            found |= touches_environment(name, tree)
+    assert not found, f"use cases touching os.environ: {sorted(found)}"
+
+
 def graph() -> dict[str, set[str]]:
     trees = modules()
     names = {f"ci_budget.{n}" if n else "ci_budget" for n in trees}
@@ -138,3 +183,14 @@ def test_the_checks_see_what_they_look_for():
         ("budget.x", "open"),
         ("budget.x", "read_text"),
     }
+    cli = ast.parse(
+        "import argparse, yaml\nfrom ci_budget import __version__\nfrom ci_budget.app import run\n"
+        "def f():\n    from ci_budget.workspace.git import head_commit\n"
+    )
+    assert cli_reaches_past_app("cli.x", cli) == {
+        ("cli.x", "yaml"),
+        ("cli.x", "ci_budget.workspace.git"),
+        ("cli.x", "ci_budget.workspace.git.head_commit"),
+    }
+    env = ast.parse("import os\nfrom os import environ\nos.environ['X'] = '1'\n")
+    assert touches_environment("app.x", env) == {("app.x", "os.environ")}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from ci_budget.cli import build_parser, main
+from ci_budget.cli import build_parser, leaves, main
 
 HEADER = """\
 import unittest
@@ -37,20 +36,10 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path / "repo"
 
 
-def _leaves(parser: argparse.ArgumentParser, name: str = ""):
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subs:
-        yield name, parser
-        return
-    for sub in subs:
-        for child, p in sub.choices.items():
-            yield from _leaves(p, f"{name} {child}".strip())
-
-
 def test_every_command_takes_root_and_config():
-    leaves = dict(_leaves(build_parser()))
-    assert "history show" in leaves and "history add" in leaves
-    for name, parser in leaves.items():
+    found = {leaf.prog.removeprefix("ci-budget "): leaf for leaf in leaves(build_parser())}
+    assert "history show" in found and "guard check" in found and len(found) == 14
+    for name, parser in found.items():
         options = {o for a in parser._actions for o in a.option_strings}
         assert {"--root", "--config"} <= options, name
 
@@ -73,7 +62,7 @@ def test_history_reads_config_and_keeps_its_store_at_root(repo, tmp_path, capsys
     bad.write_text("[thresholds]\nnear = 1.5\n")
     rc, err = _err(capsys, ["history", "show", "--root", str(repo), "--config", str(bad)])
     assert rc == 2 and err == [
-        f"ci-budget history: {bad}: thresholds: near (1.5) must be below over (1)"
+        f"ci-budget history show: {bad}: thresholds: near (1.5) must be below over (1)"
     ]
     rc, err = _err(capsys, ["history", "show", "--root", str(repo)])
     assert rc == 2 and str(repo / "ci-budget-history.json") in err[0]
@@ -123,6 +112,24 @@ def test_an_unknown_option_gets_the_commands_usage_and_the_closest_option(capsys
     assert "unrecognized arguments: --fromat json; did you mean --format?" in err
 
 
-def test_suggest_takes_the_history_store_by_the_name_the_other_commands_use(repo, tmp_path):
-    args = build_parser().parse_args(["suggest", "--history", str(tmp_path / "h.json")])
+def test_history_suggest_takes_the_store_as_every_command_does(repo, tmp_path):
+    args = build_parser().parse_args(["history", "suggest", "--history", str(tmp_path / "h.json")])
     assert args.store == tmp_path / "h.json"
+
+
+def test_a_flag_that_would_be_ignored_is_refused(repo, capsys):
+    rc, err = _err(capsys, ["run", "--root", str(repo), "--suite", "base-b-test-1-gpu-large",
+                            "--format", "json"])  # fmt: skip
+    assert (rc, err) == (2, ["ci-budget run: --format applies only with --dry-run"])
+    rc, err = _err(capsys, ["history", "import", "--from", str(repo), "--branch", "main"])
+    assert (rc, err) == (2, ["ci-budget history import: --branch applies only with --workflow"])
+    rc, err = _err(capsys, ["guard", "fill", str(repo / FILE), "--reverted"])
+    assert (rc, err) == (2, ["ci-budget guard fill: --reverted applies only with --fill-from"])
+
+
+def test_format_takes_one_vocabulary(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["scan", "--format", "markdown"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --format: invalid choice: 'markdown' (choose from 'text', 'json')" in err

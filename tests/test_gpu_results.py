@@ -54,7 +54,7 @@ def test_fixed_run_passed_bit_exact_and_reverted_run_went_red():
 def test_the_reverted_run_fills_the_sm90_na_cell():
     proc = subprocess.run(
         [
-            sys.executable, "-m", "ci_budget.cli", "arch-table", GUARD, "--root", str(EXAMPLE),
+            sys.executable, "-m", "ci_budget.cli", "guard", "fill", GUARD, "--root", str(EXAMPLE),
             "--fill-from", str(RESULTS / "reverted-34184.json"), "--reverted",
         ],
         capture_output=True, text=True, timeout=120,
@@ -98,14 +98,14 @@ def test_guard_verify_on_the_h200_filled_the_sm90_column_lazy_row_included():
 
 def _filled_copy(tmp_path: Path) -> Path:
     """The example with its table filled from the stored runs, the way `guard verify --write`
-    filled it on the GPU machine (arch-table over the same two results files)."""
+    filled it on the GPU machine (guard fill over the same two results files)."""
     import shutil
 
     from ci_budget.cli import main
 
     root = tmp_path / "bitexact"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("results", "__pycache__"))
-    fill = ["arch-table", GUARD, "--root", str(root), "--write", "--fill-from"]
+    fill = ["guard", "fill", GUARD, "--root", str(root), "--write", "--fill-from"]
     assert main([*fill, str(RESULTS / "guard-verify-reverted-34184.json"), "--reverted",
                  "--group", "#34184"]) == 0  # fmt: skip
     assert main([*fill, str(RESULTS / "guard-verify-fixed.json")]) == 0
@@ -117,7 +117,7 @@ def test_the_stored_runs_reproduce_the_table_guard_verify_printed(tmp_path, caps
     capsys.readouterr()
     from ci_budget.cli import main
 
-    assert main(["arch-table", GUARD, "--root", str(root)]) == 0
+    assert main(["guard", "fill", GUARD, "--root", str(root)]) == 0
     table = capsys.readouterr().out.splitlines()[1:]
     printed = (RESULTS / f"{VERIFY}.txt").read_text().splitlines()
     assert table == printed[2 : 2 + len(table)]

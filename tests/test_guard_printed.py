@@ -2,7 +2,7 @@
 
 The acceptance case: a copy of sglang's guard file (its docstring, class and test names; the
 server and KL helpers replaced by a stand-in printing the docstring's numbers the way sglang's
-helpers print them) gets every row filled by `arch-table --fill-from`, with one config line.
+helpers print them) gets every row filled by `guard fill --fill-from`, with one config line.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def cells(root: Path) -> dict[tuple[str, str], tuple[str, str, str]]:
 
 
 def fill(root, results, arch, *extra) -> int:
-    argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(results)]
+    argv = ["guard", "fill", "--root", str(root), str(root / REL), "--fill-from", str(results)]
     return main([*argv, "--arch", arch, "--write", *extra])
 
 

@@ -11,7 +11,7 @@ from ghstandin import INSTALLATION_TOKEN
 from gitrepo import git
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.guard_suggest import SuggestOptions, suggest
+from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest_bodies
 from ci_budget.app.settings import Settings
 from ci_budget.config import Config
 from ci_budget.github.client import GitHubClient
@@ -47,7 +47,7 @@ def setup(standin, tmp_path, hunks, **changes):
 
 def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin, tmp_path):
     text, path, client, settings = setup(github_standin, tmp_path, [(1, 40)])
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     [posted] = github_standin.state.review_comments
     assert posted["commit_id"] == SHA and posted["path"] == PATH and posted["side"] == "RIGHT"
     first, last = posted["start_line"], posted["line"]
@@ -64,7 +64,7 @@ def test_the_filled_table_is_a_suggestion_on_its_docstring_lines(github_standin,
 
 def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [])
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == []
     [comment] = github_standin.comments(7)
     assert comment.body == body and "```text" in body and "4.71e-03" in body
@@ -73,13 +73,38 @@ def test_outside_the_diff_the_table_goes_into_a_comment(github_standin, tmp_path
 def test_a_verification_of_another_commit_posts_nothing(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)], commit="f" * 40)
     with pytest.raises(AppError, match="not at the pinned"):
-        suggest(settings, SuggestOptions(path, 7, SHA), client)
+        suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert github_standin.state.review_comments == [] and github_standin.comments(7) == []
 
 
 def test_text_from_the_gpu_job_stays_inert(github_standin, tmp_path):
     _, path, client, settings = setup(github_standin, tmp_path, [(1, 40)],
                                       reverted=["@maintainers <!-- ci-budget:run -->"])  # fmt: skip
-    [body] = suggest(settings, SuggestOptions(path, 7, SHA), client)
+    [body] = suggest_bodies(settings, GuardSuggestOptions(path, 7, SHA), client)
     assert "`@maintainers <\u200b!-- ci-budget:run -->`" in body  # a code span: no mention
     assert "<!-- ci-budget" not in body  # no forged sticky-comment marker
+
+
+def test_the_printed_answer_is_no_workflow_command_in_the_report_jobs_log(
+    github_standin, tmp_path, monkeypatch, capsys
+):
+    from test_workflow_commands import runner_commands
+
+    from ci_budget.cli import main
+
+    evil = "x ##[error]PWN \u202e\n::error::PWN"
+    _, path, _, _ = setup(github_standin, tmp_path, [(1, 40)], reverted=[evil])
+    monkeypatch.setenv("GITHUB_REPOSITORY", github_standin.state.repo)
+    monkeypatch.setenv("GITHUB_TOKEN", INSTALLATION_TOKEN)
+    monkeypatch.setenv("GITHUB_API_URL", github_standin.url)
+    root = tmp_path / "repo" / PROJECT
+    argv = ["guard", "suggest", "--root", str(root), "--verification", str(path), "--pr", "7"]
+    assert main([*argv, "--sha", SHA, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "##[error]PWN" in printed.replace("\u200b", "") and "<U+202E>" in printed
+    assert runner_commands(printed) == []
+    # A refusal quoting the job's text is one line too.
+    path.write_text(path.read_text().replace('"sm90"', '"sm90\\n::error::PWN"'))
+    assert main([*argv, "--sha", SHA, "--dry-run"]) != 0
+    captured = capsys.readouterr()
+    assert "::error::PWN" in captured.err and runner_commands(captured.err) == []

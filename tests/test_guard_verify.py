@@ -80,3 +80,30 @@ def test_verify_without_a_table_or_gpu_is_a_clear_error(tmp_path, capsys):
     assert main(["guard", "verify", str(root / "test_plain.py"), "--root", str(root),
                  "--revert", fix, "--arch", "sm90"]) == 2  # fmt: skip
     assert "test_plain.py: no measured table" in capsys.readouterr().err
+
+
+def test_the_checkouts_python_dirs_reach_the_tests_env_not_this_process(tmp_path, monkeypatch):
+    """`guard verify` puts the temporary checkout's `arch.pythonpath` dirs first on the tests'
+    PYTHONPATH through the file's own environment; this process's stays as it was."""
+    import io
+    import os
+
+    from ci_budget.app.guard_verify import _run
+    from ci_budget.config import Config
+    from ci_budget.models import RunMeta
+    from ci_budget.sharding.select import Job
+
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "only_in_checkout.py").write_text("VALUE = 7\n")
+    (tmp_path / "test_uses_it.py").write_text(
+        "import os\nimport only_in_checkout\n\n\ndef test_it():\n"
+        "    assert only_in_checkout.VALUE == 7\n"
+        "    assert os.environ['PYTHONPATH'].split(os.pathsep)[-1] == '/elsewhere'\n"
+    )
+    job = Job(path="test_uses_it.py", est_time=5.0, suite=None)
+    args = (job, Config(), sys.executable, RunMeta(), io.StringIO())
+    run = _run(tmp_path, *args, [str(tmp_path / "python")])
+    assert [f.status for f in run.files] == ["passed"]
+    assert os.environ["PYTHONPATH"] == "/elsewhere"
+    assert [f.status for f in _run(tmp_path, *args, []).files] == ["failed"]

@@ -110,20 +110,20 @@ def test_cli_add_show(tmp_path: Path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"files": [{"path": "x.py", "elapsed": "soon"}]}')
     store = str(tmp_path / "h.json")
-    first = _cli("history", "add", *files, str(bad), "--store", store, cwd=tmp_path)
+    first = _cli("history", "add", *files, str(bad), "--history", store, cwd=tmp_path)
     assert first.returncode == 2
     assert "broken.json: not a results file: files.0.elapsed" in first.stderr
     assert "4 sample(s) added" in first.stdout  # good files kept despite the bad one
-    second = _cli("history", "add", *files, "--store", store, cwd=tmp_path)
+    second = _cli("history", "add", *files, "--history", store, cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert "0 sample(s) added" in second.stdout
     shown = _cli("history", "show", store, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     (stats,) = json.loads(shown.stdout)
     assert stats["file"] == "test/a.py" and stats["n"] == 4 and stats["p90"] == 603.0
-    table = _cli("history", "show", "--store", store, cwd=tmp_path)
+    table = _cli("history", "show", "--history", store, cwd=tmp_path)
     assert "test/a.py" in table.stdout and "603" in table.stdout
-    missing = _cli("history", "show", "--store", str(tmp_path / "none.json"), cwd=tmp_path)
+    missing = _cli("history", "show", "--history", str(tmp_path / "none.json"), cwd=tmp_path)
     assert missing.returncode == 2 and "none.json: no such history store" in missing.stderr
     chart = _cli("history", "show", store, "--format", "markdown", "--file", "test/a.py",
                  cwd=tmp_path)  # fmt: skip

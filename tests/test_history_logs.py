@@ -1,5 +1,5 @@
 """TIMINGS blocks from job logs: the parser on synthetic logs in the real format, samples from
-jobs, partition-model seeds, and `history import-logs --from` on files, directories and zips."""
+jobs, partition-model seeds, and `history import --from` on files, directories and zips."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_partition_model_seeds_only_where_nothing_was_measured():
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "history", "import-logs", *args],
+    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "history", "import", *args],
                           capture_output=True, text=True, cwd=cwd, timeout=60)  # fmt: skip
 
 
@@ -165,7 +165,7 @@ def test_from_files_directory_and_zip(tmp_path: Path):
     truncated = job_log(T0, SUITE, [Ran(C, 30), Ran(B, 1)], index=1, size=2, cut_in_block=True)
     (logs / f"2_{SUITE} (1).txt").write_text(truncated)
     store = tmp_path / "h.json"
-    proc = _cli("--from", str(logs), "--store", str(store), cwd=tmp_path)
+    proc = _cli("--from", str(logs), "--history", str(store), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr  # some logs had problems; the rest is kept
     assert "1_check-changes.txt: no TIMINGS block in 1 lines" in proc.stderr
     assert f"2_{SUITE} (1).txt:" in proc.stderr and "not closed" in proc.stderr
@@ -173,13 +173,13 @@ def test_from_files_directory_and_zip(tmp_path: Path):
     assert [s.elapsed for s in history.samples(A, SUITE)] == [655.0]
     assert history.samples(C, SUITE)[0].partition == "1/2"
     assert "3 new sample(s)" in proc.stdout
-    again = _cli("--from", str(logs), "--store", str(store), cwd=tmp_path)
+    again = _cli("--from", str(logs), "--history", str(store), cwd=tmp_path)
     assert "0 new sample(s)" in again.stdout
     archive = tmp_path / "run-logs.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr(f"0_{SUITE} (0).txt", full)
         zf.writestr("3_other (0).txt", job_log(T0, "base-a-test-cpu", [Ran(A, 5)]))
-    zipped = _cli("--from", str(archive), "--store", str(store), cwd=tmp_path)
+    zipped = _cli("--from", str(archive), "--history", str(store), cwd=tmp_path)
     assert zipped.returncode == 0, zipped.stderr
     assert "1 new sample(s)" in zipped.stdout  # only the cpu suite's A is new
     assert load_history(store).samples(A, "base-a-test-cpu")[0].elapsed == 5.0
@@ -190,12 +190,12 @@ def test_from_needs_a_suite_when_nothing_names_one(tmp_path: Path):
     log.write_text(job_log(T0, SUITE, [Ran(A, 10)], echo_command=False).replace(" ", " ", 0))
     store = tmp_path / "h.json"
     # the file name is the only job name there is: it becomes the suite unless --suite says
-    proc = _cli("--from", str(log), "--store", str(store), "--suite", SUITE, cwd=tmp_path)
+    proc = _cli("--from", str(log), "--history", str(store), "--suite", SUITE, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert load_history(store).samples(A, SUITE)
     seeded = tmp_path / "model.json"
     seeded.write_text(json.dumps({"est": {SUITE: {B: 77}}}))
-    proc = _cli("--from", str(log), "--store", str(store), "--partition-model", str(seeded),
+    proc = _cli("--from", str(log), "--history", str(store), "--partition-model", str(seeded),
                 cwd=tmp_path)  # fmt: skip
     assert "1 partition-model estimate(s) in use" in proc.stdout
 

@@ -109,7 +109,7 @@ def test_plan_shards_on_measured_time_and_survives_a_bad_history(tmp_path):
     (tmp_path / "bad.json").write_text("[]")
 
     def plan(*extra: str) -> tuple[list[str], str]:
-        proc = _cli(root, "plan", "--suites", SUITE, "--format", "json", *extra)
+        proc = _cli(root, "plan", "--suite", SUITE, "--format", "json", *extra)
         assert proc.returncode == 0, proc.stderr
         return [row["partition"] for row in json.loads(proc.stdout)["matrix"]], proc.stderr
 

@@ -1,6 +1,6 @@
-"""`history import-logs` against the local GitHub stand-in: 30 days of runs with hundreds of
+"""`history import` against the local GitHub stand-in: 30 days of runs with hundreds of
 jobs, the request bound, a second import, an interrupted import that resumes, the signed log
-redirect, and the store feeding `report --base`, `suggest` and `plan --history`."""
+redirect, and the store feeding `diff`, `history suggest` and `plan --history`."""
 
 from __future__ import annotations
 
@@ -218,8 +218,8 @@ def test_cli_stops_cleanly_on_a_low_rate_limit_and_logs_never_see_the_token(six_
     env.update(GITHUB_API_URL=standin.url, GITHUB_REPOSITORY=standin.state.repo,
                GITHUB_TOKEN=INSTALLATION_TOKEN)  # fmt: skip
     proc = subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "history", "import-logs", "--workflow", WORKFLOW,
-         "--branch", "main", "--job", "*-test-* (*)", "--store", str(tmp_path / "h.json")],
+        [sys.executable, "-m", "ci_budget.cli", "history", "import", "--workflow", WORKFLOW,
+         "--branch", "main", "--job", "*-test-* (*)", "--history", str(tmp_path / "h.json")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -263,14 +263,14 @@ def test_the_store_feeds_report_suggest_and_plan_on_the_first_pr(imported, tmp_p
         return subprocess.run([sys.executable, "-m", "ci_budget.cli", *args, "--root", str(repo)],
                               capture_output=True, text=True, env=env, cwd=repo, timeout=120)  # fmt: skip
 
-    report = cli("report", "--base", base, "--history", str(store), "--format", "markdown")
+    report = cli("diff", "--base", base, "--history", str(store), "--format", "markdown")
     assert report.returncode == 0, report.stderr
     assert "790 s budget, p90 measured 661 s over the last 30 passing run(s)" in report.stdout
-    suggest = cli("suggest", "--store", str(store))
+    suggest = cli("history", "suggest", "--history", str(store))
     assert suggest.returncode == 0, suggest.stderr
     assert f"{R}test_1.py" in suggest.stdout  # measured under 150 s against a budget of 300 s
-    plain = cli("plan", "--suites", SUITE, "--format", "json")
-    measured = cli("plan", "--suites", SUITE, "--format", "json", "--history", str(store))
+    plain = cli("plan", "--suite", SUITE, "--format", "json")
+    measured = cli("plan", "--suite", SUITE, "--format", "json", "--history", str(store))
     assert plain.returncode == measured.returncode == 0, measured.stderr
     shards = [len(json.loads(p.stdout)["matrix"]) for p in (plain, measured)]
     # shards hold 900 s (0.75 x 20 min): est_time says 5,290 s, the measured p90s under 2,500 s

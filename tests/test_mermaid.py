@@ -136,7 +136,7 @@ def test_labels_keep_only_safe_characters():
 
 def test_the_gantt_shows_every_shard_before_and_after_against_the_timeout():
     report = _static_report()
-    first, second = mermaid.suite_gantts(report)
+    (first, second), _ = diff_md.pictures(report)
     assert "base-a-test-8-gpu-h200" in first  # the suite over its timeout comes first
     assert "1 → 3 shard(s) vs its 20 min timeout" in first
     assert first.count(":crit, ") == 2  # the two shards past 1,200 s
@@ -148,7 +148,7 @@ def test_the_gantt_shows_every_shard_before_and_after_against_the_timeout():
 
 
 def test_the_history_chart_is_the_rolling_p50_p90_and_the_budget_over_time():
-    (chart,) = mermaid.history_charts(_static_report())
+    _, (chart,) = diff_md.pictures(_static_report())
     lines = chart.splitlines()
     assert '"11-01", "11-01.2", "11-02"' in lines[3]  # a day's second run keeps its own slot
     bars, p50, p90, est = (json.loads(line.split(" ", 5)[-1]) for line in lines[5:9])
@@ -179,3 +179,62 @@ def test_the_example_comments_pictures_parse(tmp_path):
     assert "1 → 2 shard(s)" in gantt and "shard 1 700s :crit, a1, 00:00:00, 00:11:40" in gantt
     assert "test_long_prefix_sweep" in trend and trend.count("bar [") == 1
     assert all(r["ok"] for r in parse(run + budget))
+
+
+def _suite(
+    name: str, before: list[float], after: list[float], timeout: float = 1800
+) -> SuiteImpact:
+    return SuiteImpact(
+        suite=name, backend="cuda", files_before=len(before), files_after=len(after),
+        shards_before=len(before), shards_after=len(after), loads_before=before,
+        loads_after=after, makespan_before=max(before), makespan_after=max(after),
+        timeout_s=timeout,
+    )  # fmt: skip
+
+
+def test_only_material_suites_get_a_gantt_and_at_most_three_pictures_in_all():
+    """#35407's shape: six suites, two of which change their shard count; the others' makespan
+    moves by seconds. A dozen history charts wait behind them, three pictures in all."""
+    flat = [_suite(f"base-b-test-{i}", [1300.0] * 11, [1310.0] * 11) for i in range(4)]
+    resharded = [
+        _suite("base-b-test-2-gpu-large", [1350.0] * 5, [1171.0] * 7),
+        _suite("base-c-test-4-gpu-h100", [1130.0] * 5, [1239.0] * 3),
+    ]
+    history = _history("test/registered/test_a.py")
+    notes = [
+        HistoryNote(file=f"test/registered/test_{i}.py", suite=SUITE, est_time=900,
+                    stats=history.stats("test/registered/test_a.py", SUITE),
+                    trend=history.trend("test/registered/test_a.py", SUITE))
+        for i in range(12)
+    ]  # fmt: skip
+    report = StaticReport(base_ref="main", suites=flat + resharded, history=notes)
+    assert [mermaid.material(s) for s in report.suites] == [False] * 4 + [True] * 2
+    gantts, charts = diff_md.pictures(report)
+    assert len(gantts) == 2 and len(charts) == 1
+    text = diff_md.markdown(report)
+    assert text.count("```mermaid") == 3
+    assert all(r["ok"] for r in parse(blocks_of(text)))
+
+
+def test_a_suite_of_many_shards_is_drawn_as_longest_median_and_shortest():
+    s = _suite("base-b-test-1-gpu-large", [1326.0 - i for i in range(11)], [1345.0] * 12)
+    chart = mermaid.shard_gantt(s)
+    bars = [line for line in chart.splitlines() if "00:00:00," in line]
+    assert len(bars) == 6  # three a section, not 23
+    assert "shard 1 longest of 11 1326s :b1" in chart and "shard 11 shortest of 11 1316s" in chart
+    assert "shard 1 longest of 12 1345s :a1" in chart and "median of 12" in chart
+    assert all(r["ok"] for r in parse([chart.removeprefix("```mermaid\n").removesuffix("```\n")]))
+
+
+def test_a_picture_about_the_verdict_comes_first():
+    """A suite this PR puts near its timeout is drawn before a bigger change that is fine, and
+    a history chart of a file whose new est_time is below its p90 before the other Gantts."""
+    fine = [_suite(f"base-a-test-{i}", [600.0] * 2, [300.0] * 4) for i in range(3)]
+    risky = _suite("base-c-test-4-gpu-b200", [1000.0] * 2, [1700.0])
+    risky.risk = "near"
+    history = _history("test/registered/test_a.py")  # p90 up to 677 s
+    low = HistoryNote(file="test/registered/test_a.py", suite=SUITE, est_time=600,
+                      stats=history.stats("test/registered/test_a.py", SUITE),
+                      trend=history.trend("test/registered/test_a.py", SUITE))  # fmt: skip
+    gantts, charts = diff_md.pictures(StaticReport(suites=[*fine, risky], history=[low]))
+    assert "base-c-test-4-gpu-b200" in gantts[0] and len(gantts) == 2 and len(charts) == 1

@@ -80,12 +80,15 @@ def rerun(
     """Drive decide() the way the edge does, answering each Need; returns (plan, needs)."""
     facts, needs = Facts(), []
     data = comment(body, **changes)
-    for _ in range(4):
+    for _ in range(5):
         out = decide("issue_comment", data, facts, REGS, config or Config())
         if isinstance(out, Plan):
             return out, needs
         needs.append(out)
-        if out.what == "permission":
+        if out.what == "refusals":  # none of ci-budget's earlier replies refused anyone
+            assert out.number == data["issue"]["number"]
+            facts.refused = set()
+        elif out.what == "permission":
             assert out.login == data["comment"]["user"]["login"]
             facts.permission = permission
         elif out.what == "commits":
@@ -99,7 +102,7 @@ def rerun(
 @pytest.mark.parametrize("permission", ["admin", "write", "maintain"])
 def test_rerun_test_by_a_writer_runs_at_the_head_from_pulls_get(permission):
     plan, needs = rerun("/rerun-test test_a.py::TestA.test_x", permission)
-    assert [n.what for n in needs] == ["permission", "pull"]
+    assert [n.what for n in needs] == ["refusals", "permission", "pull"]
     assert plan.should_run and plan.trigger == "rerun-test"
     assert plan.pr_number == 1 and plan.comment_id == 492700400
     assert plan.head_sha == HEAD  # from pulls/get; the comment payload carries no head SHA
@@ -118,11 +121,14 @@ def test_rerun_test_by_a_writer_runs_at_the_head_from_pulls_get(permission):
 @pytest.mark.parametrize("permission", ["read", "triage", "none"])
 def test_rerun_test_by_a_non_writer_is_refused_before_the_pr_is_read(permission):
     plan, needs = rerun(permission=permission)
-    assert [n.what for n in needs] == ["permission"]
+    assert [n.what for n in needs] == ["refusals", "permission"]
     assert not plan.should_run and plan.matrix == [] and plan.head_sha is None
     assert plan.reaction == "confused"
     assert f"Codertocat has '{permission}' permission; runs need admin or write" in plan.reply
-    assert plan.reply.startswith("@Codertocat `/rerun-test` refused:")
+    # Remembered: later comments by the same person on this PR cost one API call, no answer.
+    assert plan.reply.startswith(
+        "<!-- ci-budget:refused-codertocat -->\n@Codertocat `/rerun-test` refused:"
+    )
 
 
 def test_author_association_owner_does_not_count():
@@ -131,10 +137,11 @@ def test_author_association_owner_does_not_count():
 
 
 def test_permission_lookup_failure_refuses():
-    facts = Facts(permission_error="HTTP 502 from the collaborator endpoint")
+    facts = Facts(permission_error="HTTP 502 from the collaborator endpoint", refused=set())
     plan = decide("issue_comment", comment(), facts, REGS, Config())
     assert not plan.should_run and plan.reaction == "confused"
     assert "could not check Codertocat's permission: HTTP 502" in plan.reason
+    assert "<!--" not in plan.reply  # GitHub's failure, not the person's: not remembered
 
 
 def test_allow_and_deny_users_widen_and_narrow():
@@ -143,7 +150,7 @@ def test_allow_and_deny_users_widen_and_narrow():
     assert plan.should_run and [n.what for n in needs] == ["pull"]
     deny = parse_config({"github": {"deny-users": ["CODERTOCAT"]}}, "t")
     plan, needs = rerun(permission="admin", config=deny)
-    assert not plan.should_run and needs == []
+    assert not plan.should_run and [n.what for n in needs] == ["refusals"]
     assert "Codertocat is not allowed to trigger runs here" in plan.reply
 
 
@@ -162,13 +169,25 @@ def test_bots_never_trigger_and_get_no_reply(changes):
     assert plan.reply is None and plan.reaction is None
 
 
-def test_edited_comment_is_silent():
-    data = payload("issue_comment.edited")
+def test_an_edited_comment_acts_and_its_editor_is_the_one_authorised():
+    data = payload("issue_comment.edited")  # GitHub's example: sender and author Codertocat
     data["issue"]["pull_request"] = comment()["issue"]["pull_request"]
     data["comment"]["body"] = "/rerun-test test_a.py"
-    plan = decide("issue_comment", data, Facts(), REGS, Config())
-    assert not plan.should_run and plan.reply is None and plan.reaction is None
-    assert plan.reason == "issue_comment: action 'edited' never triggers a run"
+    data["sender"]["login"] = "maintainer"  # someone with write access edited it
+    facts = Facts(refused=set())
+    assert decide("issue_comment", data, facts, REGS, Config()) == Need(
+        "permission", login="maintainer"
+    )
+    facts.permission, facts.pull = "write", Pull(head_pushed_at="2019-05-15T15:20:21Z")
+    plan = decide("issue_comment", data, facts, REGS, Config())
+    # Bound to the edit's time (updated_at 15:20:22), not the comment's creation (15:20:21).
+    assert plan.should_run and plan.head_sha == HEAD and plan.reply.startswith("@maintainer ")
+    created = dict(data, action="created", sender=data["comment"]["user"])
+    assert not decide("issue_comment", created, facts, REGS, Config()).should_run
+    facts.permission = "read"
+    plan = decide("issue_comment", data, facts, REGS, Config())
+    assert not plan.should_run and "maintainer has 'read' permission" in plan.reason
+    assert payload("issue_comment.edited")["comment"]["updated_at"] == "2019-05-15T15:20:22Z"
 
 
 def test_comment_on_a_plain_issue_is_silent():
@@ -186,7 +205,7 @@ def test_ordinary_comment_is_silent():
 
 def test_bad_specs_are_refused_without_reading_the_pr():
     plan, needs = rerun("/rerun-test ../x.py nope.py $(id)")
-    assert [n.what for n in needs] == ["permission"]
+    assert [n.what for n in needs] == ["refusals", "permission"]
     assert not plan.should_run and plan.reaction == "confused"
     assert plan.reply.splitlines()[1:] == [
         "- `../x.py`: '..' is not allowed; name a file inside the test tree",
@@ -197,12 +216,11 @@ def test_bad_specs_are_refused_without_reading_the_pr():
 
 def test_bad_specs_beside_a_good_one_are_listed_and_the_good_one_runs():
     plan, needs = rerun("/rerun-test test_a.py ../x.py $(id)")
-    assert [n.what for n in needs] == ["permission", "pull"]
+    assert [n.what for n in needs] == ["refusals", "permission", "pull"]
     assert plan.should_run and [r.specs for r in plan.matrix] == [[R + "a/test_a.py"]]
-    assert plan.reply.splitlines()[-3:] == [
-        "Not run:",
-        "- `../x.py`: '..' is not allowed; name a file inside the test tree",
-        "- `$(id)`: contains the shell metacharacter '$'",
+    assert plan.reply.splitlines()[-2:] == [
+        "- not run: `../x.py`: '..' is not allowed; name a file inside the test tree",
+        "- not run: `$(id)`: contains the shell metacharacter '$'",
     ]
 
 
@@ -217,7 +235,8 @@ def test_two_specs_on_two_runner_configs_give_two_rows():
 def test_closed_pr_is_refused():
     plan, _ = rerun(pull=Pull(state="closed"))
     assert not plan.should_run and plan.reaction == "confused"
-    assert "pull request #1 is closed" in plan.reply
+    assert plan.reason == "pull request #1 is closed"
+    assert "pull request #&#8203;1 is closed" in plan.reply  # a reference only we may write
 
 
 def test_pull_lookup_failure_refuses():
@@ -242,7 +261,7 @@ def labeled(label="run-ci", action="labeled", labels=(), **pr):
 
 def test_run_ci_label_runs_every_stage_sharded():
     data = labeled()
-    plan = decide("pull_request", data, Facts(), REGS, Config())
+    plan = decide("pull_request", data, Facts(permission="admin"), REGS, Config())
     assert plan.should_run and plan.trigger == "run-ci"
     assert plan.head_sha == data["pull_request"]["head"]["sha"] and plan.pr_number == 2
     # stage-c: 6000 s against 0.75 x 60 min = 2700 s -> 3 shards; nightly and disabled left out
@@ -261,7 +280,7 @@ def test_gating_label_limited_to_stages_and_stage_timeouts():
         {"github": {"gating-labels": {"run-c": ["stage-c"]}}, "stage-timeouts": {"stage-c": 200}},
         "t",
     )
-    plan = decide("pull_request", labeled("run-c"), Facts(), REGS, config)
+    plan = decide("pull_request", labeled("run-c"), Facts(permission="admin"), REGS, config)
     assert [r.partition for r in plan.matrix] == ["0/1"]
     assert plan.matrix[0].suite == "stage-c-test-4-gpu-h100"
 
@@ -275,30 +294,38 @@ def test_shard_count_is_capped_and_at_least_one():
 
 
 def test_other_label_does_not_run():
-    plan = decide("pull_request", labeled("bug"), Facts(), REGS, Config())
+    plan = decide("pull_request", labeled("bug"), Facts(permission="admin"), REGS, Config())
     assert not plan.should_run and plan.matrix == []
     assert plan.reason == "pull_request labeled 'bug': not a gating label"
 
 
 @pytest.mark.parametrize("action", ["synchronize", "opened"])
 def test_pr_update_runs_only_with_a_gating_label(action):
-    plan = decide("pull_request", labeled(action=action, labels=["bug"]), Facts(), REGS, Config())
+    plan = decide(
+        "pull_request",
+        labeled(action=action, labels=["bug"]),
+        Facts(permission="admin"),
+        REGS,
+        Config(),
+    )
     assert not plan.should_run and "carries no gating label (run-ci)" in plan.reason
     data = labeled(action=action, labels=["bug", "run-ci"])
-    plan = decide("pull_request", data, Facts(), REGS, Config())
+    plan = decide("pull_request", data, Facts(permission="admin"), REGS, Config())
     assert plan.should_run and plan.trigger == "pull-request" and len(plan.matrix) == 5
 
 
 def test_draft_pr_is_not_run_unless_configured():
     data = labeled(draft=True)
-    plan = decide("pull_request", data, Facts(), REGS, Config())
+    plan = decide("pull_request", data, Facts(permission="admin"), REGS, Config())
     assert not plan.should_run and "#2 is a draft" in plan.reason
     config = parse_config({"github": {"run-drafts": True}}, "t")
-    assert decide("pull_request", data, Facts(), REGS, config).should_run
+    assert decide("pull_request", data, Facts(permission="admin"), REGS, config).should_run
 
 
 def test_unlabeled_never_runs():
-    plan = decide("pull_request", labeled(action="unlabeled"), Facts(), REGS, Config())
+    plan = decide(
+        "pull_request", labeled(action="unlabeled"), Facts(permission="admin"), REGS, Config()
+    )
     assert not plan.should_run and "unlabeled: never triggers a run" in plan.reason
 
 
@@ -376,12 +403,16 @@ def test_malformed_payloads_name_the_event_and_the_key(event, mutate, message):
 
 
 def test_payload_that_is_not_an_object():
-    plan = decide("pull_request", [1, 2], Facts(), REGS, Config())
+    plan = decide("pull_request", [1, 2], Facts(permission="admin"), REGS, Config())
     assert plan.reason == "pull_request: malformed event: payload is not a JSON object"
 
 
 def test_need_is_only_returned_for_rerun_test():
     out = decide("issue_comment", comment(), Facts(), REGS, Config())
+    assert out == Need("refusals", number=1, page=1)  # the payload's issue has 0 comments
+    out = decide("issue_comment", comment(issue__comments=201), Facts(), REGS, Config())
+    assert out == Need("refusals", number=1, page=3)  # the page holding the newest
+    out = decide("issue_comment", comment(), Facts(refused=set()), REGS, Config())
     assert out == Need("permission", login="Codertocat")
 
 
@@ -394,11 +425,12 @@ def test_plain_rerun_test_is_refused_when_the_branch_was_pushed_after_the_commen
     # The author force-pushes between the comment (15:20:21) and plan reading the PR.
     pushed = Pull(head_pushed_at="2019-05-15T15:20:40Z")
     plan, needs = rerun("/rerun-test test_a.py", pull=pushed)
-    assert [n.what for n in needs] == ["permission", "pull"]
+    assert [n.what for n in needs] == ["refusals", "permission", "pull"]
     assert not plan.should_run and plan.head_sha is None and plan.matrix == []
-    assert plan.reaction == "confused" and plan.reply_once == "refused-codertocat"
+    # An allowed person: answered every time, never remembered as a refusal of them.
+    assert plan.reaction == "confused" and plan.reply_once is None and "<!--" not in plan.reply
     assert f"`{HEAD}`, is not provably older than this comment" in plan.reply
-    assert f"`/rerun-test@{HEAD[:12]} test_a.py`" in plan.reply  # the form that would run it
+    assert f"`/rerun-test@{HEAD} test_a.py`" in plan.reply  # the full-SHA form that runs it
 
 
 def test_plain_rerun_test_pushed_in_the_same_second_is_not_provably_older():
@@ -410,20 +442,28 @@ def test_plain_rerun_test_pushed_in_the_same_second_is_not_provably_older():
 
 def test_rerun_test_at_sha_runs_exactly_that_commit_of_the_pr():
     pushed = Pull(head_pushed_at="2019-05-15T15:30:00Z")  # the head moved on: does not matter
-    plan, needs = rerun(f"/rerun-test@{OLD[:7].upper()} test_a.py", pull=pushed,
+    plan, needs = rerun(f"/rerun-test@{OLD.upper()} test_a.py", pull=pushed,
                         commits=[OLD, HEAD])  # fmt: skip
-    assert [n.what for n in needs] == ["permission", "pull", "commits"]
+    assert [n.what for n in needs] == ["refusals", "permission", "pull", "commits"]
     assert plan.should_run and plan.head_sha == OLD
     assert f"rerunning at `{OLD}`" in plan.reply
 
 
-def test_rerun_test_at_sha_of_another_commit_or_ambiguous_prefix_is_refused():
-    plan, _ = rerun("/rerun-test@bbbbbbb test_a.py", commits=[OLD, HEAD])
-    assert not plan.should_run and "`bbbbbbb` is not a commit of #1" in plan.reply
+def test_rerun_test_at_sha_of_another_commit_is_refused():
+    plan, _ = rerun(f"/rerun-test@{'b' * 40} test_a.py", commits=[OLD, HEAD])
+    assert not plan.should_run and f"`{'b' * 40}` is not a commit of #" in plan.reply
     assert f"its head is `{HEAD}`" in plan.reply
-    twins = ["abcdef0" + "1" * 33, "abcdef0" + "2" * 33]
-    plan, _ = rerun("/rerun-test@abcdef0 test_a.py", commits=twins)
-    assert not plan.should_run and "matches 2 commits" in plan.reply
+
+
+@pytest.mark.parametrize("digits", [7, 12, 39])
+def test_a_commit_given_by_a_prefix_is_refused_with_the_heads_full_sha(digits):
+    # Two commits sharing a 12-hex prefix take seconds to find: the second, pushed after the
+    # approval, would run under it. Only the full SHA binds; the PR's commits are never read.
+    twin = OLD[:digits] + "2" * (40 - digits)
+    plan, needs = rerun(f"/rerun-test@{OLD[:digits]} test_a.py", commits=[OLD, twin])
+    assert not plan.should_run and "commits" not in [n.what for n in needs]
+    assert plan.reason.startswith(f"`@{OLD[:digits]}` has {digits} hex digits: a command bound")
+    assert f"comment `/rerun-test@{HEAD} test_a.py`" in plan.reply
 
 
 @pytest.mark.parametrize(
@@ -432,7 +472,7 @@ def test_rerun_test_at_sha_of_another_commit_or_ambiguous_prefix_is_refused():
 def test_rerun_test_at_something_that_is_not_a_sha(word):
     plan, needs = rerun(f"{word} test_a.py")
     assert not plan.should_run and "is not a commit SHA (7 to 40 hex characters)" in plan.reply
-    assert [n.what for n in needs] == ["permission"]
+    assert [n.what for n in needs] == ["refusals", "permission"]
 
 
 def test_registry_is_read_at_the_pinned_commit_when_the_edge_can():
@@ -458,7 +498,7 @@ def forked(data: dict) -> dict:
 
 def test_fork_pr_on_pull_request_never_plans_a_gpu_run():
     # On `pull_request` the workflow and the action are the fork's own code.
-    plan = decide("pull_request", forked(labeled()), Facts(), REGS, Config())
+    plan = decide("pull_request", forked(labeled()), Facts(permission="admin"), REGS, Config())
     assert not plan.should_run and plan.matrix == [] and "is from a fork" in plan.reason
 
 
@@ -466,6 +506,11 @@ def test_label_on_a_fork_approves_the_head_it_was_applied_on():
     data = forked(labeled())
     sha = data["pull_request"]["head"]["sha"]
     facts = Facts(read_commits=True)
+    # Whoever applied it is checked first: nothing of the PR is read for a label that fails.
+    assert decide("pull_request_target", data, facts, REGS, Config()) == Need(
+        "permission", login=data["sender"]["login"]
+    )
+    facts.permission = "write"
     assert decide("pull_request_target", data, facts, REGS, Config()) == Need("registry", sha=sha)
     facts.registry, facts.registry_sha = REGS[:1], sha  # the registry at that commit, as data
     plan = decide("pull_request_target", data, facts, REGS, Config())
@@ -482,11 +527,11 @@ def test_push_to_a_labelled_fork_pr_needs_a_new_approval(action):
     assert not plan.should_run and plan.matrix == []
     assert plan.unlabel == ["run-ci"]  # applying it again is the new approval
     assert f"`{sha}` is new on this pull request from a fork" in plan.notice
-    assert f"`/rerun-test@{sha[:12]} SPEC…`" in plan.notice
+    assert f"`/rerun-test@{sha} SPEC…`" in plan.notice
 
 
 def test_push_to_a_labelled_same_repo_pr_keeps_running():
     data = labeled(action="synchronize", labels=["run-ci"])
-    plan = decide("pull_request_target", data, Facts(), REGS, Config())
+    plan = decide("pull_request_target", data, Facts(permission="admin"), REGS, Config())
     assert plan.should_run and plan.head_sha == data["pull_request"]["head"]["sha"]
     assert plan.notice is None and plan.unlabel == []

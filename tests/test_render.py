@@ -18,7 +18,7 @@ from ci_budget.models import (
     RegistryScan,
     RunResults,
 )
-from ci_budget.render.run_md import markdown
+from ci_budget.render.run_md import ACTION_ROWS, markdown
 from ci_budget.render.text import registry_table, terminal
 from ci_budget.render.words import bar
 
@@ -71,19 +71,21 @@ def test_markdown_sections_and_order():
     md = markdown(small_report())
     lines = md.splitlines()
     assert lines[0] == "<!-- ci-budget:run -->"
-    assert "1 timed out, 1 over budget, 1 near, 1 ok" in lines[1]
-    # overruns first, then near, then ok
+    # the verdict names what needs action, worst first; the counts follow
+    assert lines[1] == "## 🛑 ci-budget: 1 file timed out (`to.py`); 1 file over budget (`over.py`)"
+    assert "1 timed out, 1 over budget, 1 near, 1 ok" in lines[3]
+    # files that need action first, then the suite totals, then the rest folded
     # file names shortened to what tells them apart, after the verdict columns
     assert (
         md.index("`to.py`")
         < md.index("`over.py`")
-        < md.index("### 🟡 Near budget (1)")
+        < md.index("### Suite totals")
+        < md.index("<details><summary>🟡 Near budget (1)</summary>")
         < md.index("`ok.py`")
     )
     row = next(line for line in lines if "| `over.py` |" in line)
-    assert row.startswith("| 🔴 over | `██████████` 114% |")
-    assert "`█████████░` 114%" not in row and "est_time=1080" in row
-    assert "| `t/over.py::TestX` | 10s | 788s | 2.0s | 800s | 89% |" in md
+    assert row.startswith("| 🔴 over | 114% | 900s | 790s | est_time=1080 |")
+    assert "| `TestX` | 10s | 788s | 2.0s | 800s | 89% |" in md
     assert "_unattributed: start-up, imports, collection_ | | | | 100s | 11% |" in md
     assert "Running when it was cut off: `t/to.py::TestX::test_slow`" in md
     assert "est_time>=2280" in md and "lower bound" in md
@@ -102,8 +104,8 @@ def test_markdown_escapes_pipes_in_cells():
     assert "| fp8 \\| gemm |" in md
     for line in md.splitlines():
         if "| `pipe" in line:
-            # an unescaped pipe would add a column
-            assert len(re.findall(r"(?<!\\)\|", line)) == 8
+            # an unescaped pipe would add a column (a folded row has six)
+            assert len(re.findall(r"(?<!\\)\|", line)) == 7
 
 
 def test_markdown_kind_marker():
@@ -159,8 +161,12 @@ def test_markdown_compact_form_when_even_overruns_do_not_fit():
     md = markdown(report)
     assert len(md) <= 65536
     over = [line for line in report.lines if line.status in ("over", "timeout", "failed")]
-    assert "| Status | Used |" not in md.split("### 🟡")[0]  # table turned into a list
-    shown = sum(f"`{line.file}` (" in md for line in over)
+    first, rest = md.split("### Suite totals")
+    rows = sum(first.count(f"| {s} |") for s in ("⏱️ timeout", "❌ failed", "🔴 over"))
+    assert rows == ACTION_ROWS  # the first screen keeps its table
+    more = rest.split("### Everything else")[0]
+    assert "| Status | Used |" not in more  # the others turned into a list
+    shown = ACTION_ROWS + sum(f"`{line.file}` (" in more for line in over)
     if shown < len(over):
         assert f"{len(over) - shown:,} more over/timeout/failed files" in md
     assert shown > 500
@@ -175,6 +181,11 @@ def test_markdown_tiny_limit_is_still_respected():
 def test_terminal_is_aligned_text():
     text = terminal(small_report())
     lines = text.splitlines()
+    assert (
+        lines[0]
+        == "FAILING ci-budget (run): 1 file timed out (t/to.py); 1 file over budget (t/over.py)"
+    )
+    assert lines[1].startswith("1 timed out, 1 over budget, 1 near, 1 ok — ")
     header = next(line for line in lines if line.startswith("STATUS"))
     rows = [line for line in lines if line.startswith(("timeout ", "over ", "near ", "ok "))]
     assert len(rows) == 4
@@ -227,3 +238,18 @@ def test_scan_command_prints_the_table(tmp_path):
     assert lines[0] == f"{SUITE}  2 files  850s"
     assert lines[1].split() == ["790s", "cuda", "test/registered/test_one.py"]
     assert lines[2].split() == ["60s", "cuda", "test/registered/test_two.py"]
+
+
+def test_a_folded_part_cut_to_nothing_still_closes_its_fold():
+    from ci_budget.render.fit import Part, fit_parts, join
+
+    rows = [f"| row {i} |\n" for i in range(100)]
+    folded = Part("\n<details><summary>ok</summary>\n\n", "| a |\n|---|\n", rows, priority=1,
+                  noun="ok files", close="\n</details>\n")  # fmt: skip
+    top = "# top\n"
+    assert fit_parts(top, [folded], 200) <= 200
+    text = join(top, [folded], 200)
+    assert text.count("<details>") == text.count("</details>") == 1
+    assert "ok files not shown" in text
+    # fitting again counts the part as already cut, not at its full size
+    assert fit_parts(top, [folded], 200) == len(text)

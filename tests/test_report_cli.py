@@ -103,7 +103,7 @@ def test_report_formats(tree):
     proc = cli(tree, "--results", str(tree / "results-0.json"), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert Report.model_validate_json(proc.stdout).lines[0].status == "over"
-    proc = cli(tree, "--results", str(tree / "results-0.json"), "--format", "terminal")
+    proc = cli(tree, "--results", str(tree / "results-0.json"), "--format", "text")
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^over\s+114%\s+█+\s+900s\s+790s\s+est_time=1080", proc.stdout, re.M)
     assert (tree / "ci-budget-report.md").is_file()  # default --out
@@ -123,6 +123,7 @@ def test_actions_sinks(tree):
     assert re.fullmatch(r"(\S+<<ghadelimiter_[0-9a-f]{32}\n[^\n]*\n\S+\n)+", outputs.read_text())
     assert read_output_file(outputs) == {
         "status": "timeout",
+        "verdict": "fail",
         "over": "1",
         "near": "0",
         "timeouts": "1",

@@ -42,12 +42,12 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _run(tmp_path, monkeypatch, stream) -> str:
-    real = run.RunOptions
+    real = run.RunSetup
 
     def with_stream(*args, **kwargs):
         return real(*args, **{**kwargs, "stream": stream})
 
-    monkeypatch.setattr(run, "RunOptions", with_stream)
+    monkeypatch.setattr(run, "RunSetup", with_stream)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setenv("COLUMNS", "200")  # a wide screen: the line is never cut, however slow
     root = _repo(tmp_path)

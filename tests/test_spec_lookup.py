@@ -117,10 +117,10 @@ def test_a_glob_resolves_file_by_file_and_refuses_only_what_cannot_run():
     ]
     assert res.refused_specs == [R + "hicache/test_amd_backend.py"]
     (why,) = resolve(["test_zz*.py"], REGS, CONFIG, files=FILES).refused
-    assert why == (f"`test_zz*.py`: no test file matches `test_zz*.py` under {R[:-1]}/ or {MM}/ "
-                   "(a glob matches files named test_*.py)")  # fmt: skip
+    assert why == (f"`test_zz*.py`: no test file matches `test_zz*.py` under `{R}` or `{MM}/` "
+                   "(a glob matches `test_*.py` files only)")  # fmt: skip
     (why,) = resolve(["zz/test_*.py"], REGS, CONFIG).refused
-    assert "from the repository root or test/ " in why
+    assert "from the repository root or `test/` " in why
 
 
 @pytest.mark.parametrize(

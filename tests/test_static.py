@@ -61,7 +61,7 @@ def _cli(repo: Path, *args: str, env_files: Path | None = None):
         env["GITHUB_OUTPUT"] = str(env_files / "output")
         env["GITHUB_STEP_SUMMARY"] = str(env_files / "summary")
     return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(repo), *args],
+        [sys.executable, "-m", "ci_budget.cli", "diff", "--root", str(repo), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -238,7 +238,7 @@ def test_post_upserts_the_budget_comment_on_a_local_github(tmp_path: Path, githu
     }
     for _ in range(2):  # the second run edits the same comment
         proc = subprocess.run(
-            [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(repo)]
+            [sys.executable, "-m", "ci_budget.cli", "diff", "--root", str(repo)]
             + ["--base", base, "--post", "--pr", "7", "--out", str(tmp_path / "b.md")],
             capture_output=True,
             text=True,
@@ -271,12 +271,13 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     a, b = "test/registered/test_a.py", "test/registered/test_b.py"
     repo, base = _repo(tmp_path, {a: _reg(600), b: _reg(300)}, {a: _reg(790)})
     out = tmp_path / "budget.md"
-    proc = _cli(repo, "--base", base, "--format", "terminal", "--out", str(out))
+    proc = _cli(repo, "--base", base, "--format", "text", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
     assert text != out.read_text(encoding="utf-8")  # the file keeps the markdown
     assert "|" not in text and "**" not in text and "<!--" not in text
-    assert text.startswith(f"ci-budget (budget): est_time changes vs {base[:12]}\n")
+    assert text.startswith("OK ci-budget (budget): nothing to act on\n")
+    assert text.splitlines()[1].startswith(f"est_time changes vs {base[:12]}: 1 registration")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
     assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)

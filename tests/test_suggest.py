@@ -1,4 +1,4 @@
-"""Suggestions and the in-place est_time rewrite, through the real `ci-budget suggest` CLI."""
+"""Suggestions and the in-place est_time rewrite, through the real `ci-budget history suggest` CLI."""
 
 from __future__ import annotations
 
@@ -143,8 +143,8 @@ def test_cli_write_round_trips_every_form(tmp_path: Path):
     save_history(store, _history(entries, [600.0, 640.0, 650.0]))  # p90 650 -> 780
 
     proc = subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "suggest", "--root", str(root)]
-        + ["--store", str(store), "--write"],
+        [sys.executable, "-m", "ci_budget.cli", "history", "suggest", "--root", str(root)]
+        + ["--history", str(store), "--write"],
         capture_output=True,
         text=True,
         check=False,
@@ -229,7 +229,7 @@ def test_report_and_suggest_follow_one_rule(tmp_path: Path):
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
-    cli("history", "add", str(results), "--store", str(store))
+    cli("history", "add", str(results), "--history", str(store))
     report = json.loads(
         cli("report", "--root", str(tmp_path), "--results", str(results), "--format", "json",
             "--out", str(tmp_path / "report.md"))
@@ -237,7 +237,7 @@ def test_report_and_suggest_follow_one_rule(tmp_path: Path):
     from_report = {
         line["file"]: line["suggestion"] for line in report["lines"] if line["suggestion"]
     }
-    suggested = json.loads(cli("suggest", "--root", str(tmp_path), "--store", str(store),
+    suggested = json.loads(cli("history", "suggest", "--root", str(tmp_path), "--history", str(store),
                                "--format", "json"))  # fmt: skip
     from_suggest = {s["file"]: s["suggested"] for s in suggested}
     assert (

@@ -1,4 +1,4 @@
-"""`report --format terminal --classes all|flagged|none`: whose per-class breakdown is shown."""
+"""`report --format text --classes all|flagged|none`: whose per-class breakdown is shown."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def test_a_pull_request_without_a_head_attribute_is_refused():
 
 def test_the_asks_name_the_pull_request_and_the_commit():
     facts = writer()
-    assert on_comment("/rerun-test@abcdef0 test_a.py", facts) == Need("commits", number=1)
+    assert on_comment(f"/rerun-test@{'a' * 40} test_a.py", facts) == Need("commits", number=1)
     facts = writer(read_commits=True)
     assert on_comment("/rerun-test test_a.py", facts) == Need("registry", sha=HEAD)
     facts = Facts(permission="write")
@@ -137,14 +137,14 @@ def test_the_refusal_of_an_unproven_head_says_when_it_was_pushed():
     )
     assert plan.reason == (
         f"the head of #1, `{HEAD}`, is not provably older than this comment (its branch was "
-        f"last pushed at 2019-05-15T15:20:40Z); to run it, comment `/rerun-test@{HEAD[:12]} "
+        f"last pushed at 2019-05-15T15:20:40Z); to run it, comment `/rerun-test@{HEAD} "
         "test_a.py`"
     )
     pull = SimpleNamespace(state="open", head_sha=HEAD)  # no number, no push time
     plan = on_comment("/rerun-test test_a.py", writer(pull=pull))
     assert plan.reason == (
         f"the head of #?, `{HEAD}`, is not provably older than this comment (unknown); "
-        f"to run it, comment `/rerun-test@{HEAD[:12]} test_a.py`"
+        f"to run it, comment `/rerun-test@{HEAD} test_a.py`"
     )
 
 
@@ -173,7 +173,7 @@ def test_describe_rows_names_suites_and_shards():
 
 
 def pr(data, config=None, facts=None, event="pull_request", regs=REGS):
-    return decide(event, data, facts or Facts(), regs, config or Config())
+    return decide(event, data, facts or Facts(permission="admin"), regs, config or Config())
 
 
 def fields(plan):
@@ -244,12 +244,12 @@ def test_a_push_to_a_fork_lapses_every_gating_label_it_carries():
             "approves the commit it was applied on, so `run-ci`, `run-b` no longer runs "
             "anything here and was removed. To run this commit on the GPU runners, a "
             "maintainer applies `run-ci`, `run-b` again, or comments "
-            f"`/rerun-test@{PR_SHA[:12]} SPEC…`."
+            f"`/rerun-test@{PR_SHA} SPEC…`."
         )
 
 
 def test_the_registry_at_a_forks_approved_commit_that_cannot_be_read_runs_nothing():
-    facts = Facts(read_commits=True, registry_error="git fetch failed")
+    facts = Facts(permission="admin", read_commits=True, registry_error="git fetch failed")
     plan = pr(forked(pull_event("labeled")), facts=facts, event="pull_request_target")
     assert plan.reason == (
         f"pull_request_target labeled: could not read the registrations at `{PR_SHA[:12]}`: "
@@ -269,7 +269,7 @@ def test_a_partition_models_fit_sizes_label_and_dispatch_runs():
     config = parse_config(SGLANG_RULE, "t")
     model = PartitionModel(fit={"base-b-test-1-gpu-large": (3.0, 0.0)})
     assert [r.partition for r in pr(pull_event(), config, regs=regs).matrix] == ["0/1"]
-    plan = pr(pull_event(), config, Facts(model=model), regs=regs)
+    plan = pr(pull_event(), config, Facts(permission="admin", model=model), regs=regs)
     assert [r.partition for r in plan.matrix] == ["0/2", "1/2"]
     facts = Facts(suites=["base-b-test-1-gpu-large"], model=model)
     plan = decide(None, None, facts, regs, config)

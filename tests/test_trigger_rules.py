@@ -13,6 +13,7 @@ import pytest
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan, Registration
 from ci_budget.registry.specs import COMMAND, MAX_LINE_CHARS, MAX_SPEC_CHARS, USAGE
+from ci_budget.render.escape import inline
 from ci_budget.trigger.decide import (
     PULL_ACTIONS,
     Facts,
@@ -108,7 +109,7 @@ def test_pull_actions_that_run_are_exactly_opened_synchronize_reopened():
 @pytest.mark.parametrize("action", ALL_PULL_ACTIONS)
 def test_every_pull_request_action_with_the_label_on_the_pr(event, action):
     data = pull_event(action, label="unrelated")
-    plan = decide(event, data, Facts(), REGS, Config())
+    plan = decide(event, data, Facts(permission="admin"), REGS, Config())
     assert isinstance(plan, Plan)
     assert (plan.pr_number, plan.head_sha) == (2, data["pull_request"]["head"]["sha"])
     if action in RUNS:
@@ -125,31 +126,51 @@ def test_every_pull_request_action_with_the_label_on_the_pr(event, action):
 
 @pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
 def test_adding_the_gating_label_runs_whatever_labels_the_pr_had(event):
-    plan = decide(event, pull_event("labeled", labels=()), Facts(), REGS, Config())
+    plan = decide(
+        event, pull_event("labeled", labels=()), Facts(permission="admin"), REGS, Config()
+    )
     assert plan.should_run and plan.trigger == "run-ci" and suites(plan) == EVERY_SUITE
 
 
 @pytest.mark.parametrize("action", ["opened", "synchronize", "reopened"])
 def test_updates_without_a_gating_label_do_not_run(action):
-    plan = decide("pull_request", pull_event(action, labels=("bug",)), Facts(), REGS, Config())
+    plan = decide(
+        "pull_request",
+        pull_event(action, labels=("bug",)),
+        Facts(permission="admin"),
+        REGS,
+        Config(),
+    )
     assert not plan.should_run and plan.trigger == "none" and plan.matrix == []
     assert plan.reason == f"pull_request {action}: #2 carries no gating label (run-ci)"
     config = parse_config({"github": {"gating-labels": {}}}, "t")
-    plan = decide("pull_request", pull_event(action), Facts(), REGS, config)
+    plan = decide("pull_request", pull_event(action), Facts(permission="admin"), REGS, config)
     assert not plan.should_run
     assert plan.reason == f"pull_request {action}: #2 carries no gating label (none configured)"
 
 
 @pytest.mark.parametrize("action", ["opened", "labeled"])
 def test_drafts_and_closed_prs_do_not_run(action):
-    plan = decide("pull_request", pull_event(action, draft=True), Facts(), REGS, Config())
+    plan = decide(
+        "pull_request", pull_event(action, draft=True), Facts(permission="admin"), REGS, Config()
+    )
     assert not plan.should_run and plan.matrix == []
     assert plan.reason == f"pull_request {action}: #2 is a draft"
     drafts = parse_config({"github": {"run-drafts": True}}, "t")
-    assert decide("pull_request", pull_event(action, draft=True), Facts(), REGS, drafts).should_run
-    plan = decide("pull_request", pull_event(action, draft=None), Facts(), REGS, Config())
+    assert decide(
+        "pull_request", pull_event(action, draft=True), Facts(permission="admin"), REGS, drafts
+    ).should_run
+    plan = decide(
+        "pull_request", pull_event(action, draft=None), Facts(permission="admin"), REGS, Config()
+    )
     assert plan.should_run  # GitHub sends null on some old payloads: not a draft
-    plan = decide("pull_request", pull_event(action, state="closed"), Facts(), REGS, Config())
+    plan = decide(
+        "pull_request",
+        pull_event(action, state="closed"),
+        Facts(permission="admin"),
+        REGS,
+        Config(),
+    )
     assert not plan.should_run and plan.reason == f"pull_request {action}: #2 is not open"
 
 
@@ -171,7 +192,7 @@ def test_stage_gating_labels_union_and_an_empty_list_means_every_stage():
 
     def labels(*names):
         data = pull_event("synchronize", labels=names)
-        return decide("pull_request", data, Facts(), REGS, config)
+        return decide("pull_request", data, Facts(permission="admin"), REGS, config)
 
     assert suites(labels("run-b")) == EVERY_SUITE[:2]
     assert suites(labels("run-one")) == EVERY_SUITE[1:2]  # a stage entry may name a suite
@@ -187,13 +208,15 @@ def test_stage_gating_labels_union_and_an_empty_list_means_every_stage():
 
 
 def test_nightly_disabled_and_other_backend_files_never_run_on_a_label():
-    plan = decide("pull_request", pull_event("labeled"), Facts(), REGS, Config())
+    plan = decide("pull_request", pull_event("labeled"), Facts(permission="admin"), REGS, Config())
     assert "nightly-test-1-gpu-large" not in {r.suite for r in plan.matrix}
     amd = parse_config({"github": {"backends": ["amd"]}}, "t")
-    plan = decide("pull_request", pull_event("labeled"), Facts(), REGS, amd)
+    plan = decide("pull_request", pull_event("labeled"), Facts(permission="admin"), REGS, amd)
     assert suites(plan) == [("stage-c-test-4-gpu-h100", "0/1")]
     only_off = [r for r in REGS if r.disabled or r.nightly]
-    plan = decide("pull_request", pull_event("labeled"), Facts(), only_off, Config())
+    plan = decide(
+        "pull_request", pull_event("labeled"), Facts(permission="admin"), only_off, Config()
+    )
     assert not plan.should_run and "gates no runnable suite" in plan.reason
 
 
@@ -212,7 +235,7 @@ def test_suites_without_a_known_runner_are_noted_and_skipped():
         "suite 'base-b-test-9-gpu-x': runner config '9-gpu-x' is not configured; skipped",
         "suite 'per-commit' has no runner_config; skipped",
     ]
-    plan = decide("pull_request", pull_event("labeled"), Facts(), regs, Config())
+    plan = decide("pull_request", pull_event("labeled"), Facts(permission="admin"), regs, Config())
     assert plan.should_run and plan.reason.endswith(
         "is not configured; skipped; suite 'per-commit' has no runner_config; skipped)"
     )
@@ -223,7 +246,9 @@ def test_shards_follow_measured_weights_when_given():
     assert shard_count(regs, Config()) == 1
     heavy = {(r.file, r.suite): 2000.0 for r in regs}
     assert shard_count(regs, Config(), heavy) == 3
-    plan = decide("pull_request", pull_event(), Facts(weights=heavy), regs, Config())
+    plan = decide(
+        "pull_request", pull_event(), Facts(permission="admin", weights=heavy), regs, Config()
+    )
     assert [(r.name, r.partition) for r in plan.matrix] == [
         ("stage-c-test-1-gpu-large 1/3", "0/3"),
         ("stage-c-test-1-gpu-large 2/3", "1/3"),
@@ -251,9 +276,9 @@ def test_other_events_never_run(event):
 
 @pytest.mark.parametrize("event", [None, ""])
 def test_no_event_never_runs(event):
-    plan = decide(event, pull_event(), Facts(), REGS, Config())
+    plan = decide(event, pull_event(), Facts(permission="admin"), REGS, Config())
     assert not plan.should_run
-    assert plan.reason == "no event: GITHUB_EVENT_NAME is not set (give --suites or --specs)"
+    assert plan.reason == "no event: GITHUB_EVENT_NAME is not set (give --suite or --specs)"
 
 
 def test_workflow_dispatch_with_nothing_or_bad_inputs():
@@ -314,12 +339,15 @@ def rerun(body, permission="write", config=None, pull=None):
     """Drive decide() the way the edge does; returns (plan, the Needs asked)."""
     facts, needs = Facts(), []
     data = comment(body)
-    for _ in range(3):
+    for _ in range(4):
         out = decide("issue_comment", data, facts, REGS, config or Config())
         if isinstance(out, Plan):
             return out, [n.what for n in needs]
         needs.append(out)
-        if out.what == "permission":
+        if out.what == "refusals":
+            assert out == Need("refusals", number=1, page=1)
+            facts.refused = set()
+        elif out.what == "permission":
             assert out == Need("permission", login="Codertocat")
             facts.permission = permission
         else:
@@ -345,10 +373,10 @@ def test_permission_mapping_for_every_role(permission, runs):
     plan, needs = rerun("/rerun-test test_a.py", permission)
     assert plan.should_run is runs
     if runs:
-        assert needs == ["permission", "pull"] and plan.reaction == "eyes"
+        assert needs == ["refusals", "permission", "pull"] and plan.reaction == "eyes"
         assert plan.head_sha == HEAD and [r.specs for r in plan.matrix] == [[R + "a/test_a.py"]]
     else:
-        assert needs == ["permission"] and plan.reaction == "confused"
+        assert needs == ["refusals", "permission"] and plan.reaction == "confused"
         assert plan.matrix == [] and plan.head_sha is None
         assert plan.reason == (
             f"Codertocat has '{permission}' permission; runs need admin or write"
@@ -399,19 +427,20 @@ def test_authorise_answers():
 def test_rerun_test_without_a_spec_is_refused_with_the_usage():
     for body in ("/rerun-test", "/rerun-test   ", "/rerun-test\t\r\nsecond line"):
         plan, needs = rerun(body, "admin")
-        assert needs == ["permission"] and not plan.should_run and plan.matrix == []
+        assert needs == ["refusals", "permission"] and not plan.should_run and plan.matrix == []
         assert plan.reaction == "confused" and plan.trigger == "rerun-test"
         assert plan.reason == f"no spec given; usage: {USAGE}"
-        assert plan.reply == f"@Codertocat `{COMMAND}` refused:\n- no spec given; usage: {USAGE}\n"
+        usage = inline(f"no spec given; usage: {USAGE}")  # `[` of the usage: text, not a link
+        assert plan.reply == f"@Codertocat `{COMMAND}` refused:\n- {usage}\n"
 
 
 def test_rerun_test_spec_count_limit_both_sides():
     config = parse_config({"github": {"max-specs": 3}}, "t")
     plan, needs = rerun("/rerun-test test_a.py test_b.py test_c.py", "write", config)
-    assert plan.should_run and needs == ["permission", "pull"]
+    assert plan.should_run and needs == ["refusals", "permission", "pull"]
     assert [r.runner_config for r in plan.matrix] == ["1-gpu-large", "2-gpu-large", "4-gpu-h100"]
     plan, needs = rerun("/rerun-test test_a.py test_b.py test_c.py test_a.py", "write", config)
-    assert not plan.should_run and needs == ["permission"] and plan.matrix == []
+    assert not plan.should_run and needs == ["refusals", "permission"] and plan.matrix == []
     assert plan.reason == "4 specs given; at most 3"
     default = "/rerun-test " + " ".join(["test_a.py"] * 20)
     assert rerun(default)[0].should_run
@@ -425,7 +454,7 @@ def test_rerun_test_spec_length_limit_both_sides():
     assert plan.should_run and plan.matrix[0].specs == [LONG]
     longer = LONG[:-3] + "x.py"
     plan, needs = rerun(f"/rerun-test {longer}")
-    assert not plan.should_run and needs == ["permission"] and plan.matrix == []
+    assert not plan.should_run and needs == ["refusals", "permission"] and plan.matrix == []
     assert plan.reason == f"`{longer[:60]}...`: 201 characters; at most 200"
 
 
@@ -437,7 +466,7 @@ def test_rerun_test_command_line_length_limit_both_sides():
     plan, _ = rerun(line + "\nmore text on the next line does not count" * 60)
     assert plan.should_run
     plan, needs = rerun(line.replace(" ", "  ", 1))
-    assert not plan.should_run and needs == ["permission"]
+    assert not plan.should_run and needs == ["refusals", "permission"]
     assert plan.reason == "the command line is 2001 characters; at most 2000"
 
 
@@ -448,7 +477,7 @@ def test_command_spelling_is_exact():
         assert plan.reason == "issue_comment: not a /rerun-test command"
     # sglang's handler runs `/rerun-tests ...` as `/rerun-test ...`: ci-budget answers why not.
     plan, needs = rerun("/rerun-tests test_a.py")
-    assert needs == ["permission"] and not plan.should_run
+    assert needs == ["refusals", "permission"] and not plan.should_run
     assert plan.reason == "`/rerun-tests` is not a command; write `/rerun-test SPEC...`"
     for body in (
         "  /rerun-test\ttest_a.py  ",
@@ -474,19 +503,23 @@ def test_refused_specs_and_closed_or_headless_prs_never_run():
         (object(), "pull request #1 is unknown"),
     ]:
         plan, needs = rerun("/rerun-test test_a.py", pull=pull)
-        assert needs == ["permission", "pull"] and not plan.should_run and plan.matrix == []
+        assert (
+            needs == ["refusals", "permission", "pull"]
+            and not plan.should_run
+            and plan.matrix == []
+        )
         assert plan.reason == why and plan.reaction == "confused"
 
 
 def test_refused_specs_do_not_stop_the_others_and_the_reply_lists_them():
     plan, _ = rerun("/rerun-test test_off.py test_amd.py")
     assert plan.should_run and [r.specs for r in plan.matrix] == [[R + "o/test_off.py"]]
-    assert plan.reason.endswith("; 1 refused")
+    assert plan.reason.endswith("; 1 not run")
     assert plan.reply.splitlines()[1:] == [
         f"- `4-gpu-h100` (runs-on: self-hosted, 4-gpu-h100): `{R}o/test_off.py`",
         f"- note: `{R}o/test_off.py` is disabled (broken); it runs because it was asked for",
-        "Not run:",
-        "- `test_amd.py`: registered for amd, not for cuda (the backends this repository runs here)",
+        "- not run: `test_amd.py`: registered for amd, not for cuda (the backends this "
+        "repository runs here)",
     ]
 
 
@@ -524,8 +557,8 @@ def test_is_bot(user, bot):
     assert is_bot(user) is bot
 
 
-def test_comment_actions_other_than_created_are_silent():
-    for action in ("edited", "deleted", "pinned"):
+def test_comment_actions_other_than_created_and_edited_are_silent():
+    for action in ("deleted", "pinned"):
         data = comment("/rerun-test test_a.py")
         data["action"] = action
         plan = decide("issue_comment", data, Facts(permission="admin", pull=Pull()), REGS,

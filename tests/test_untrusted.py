@@ -90,6 +90,9 @@ OUR_HEADINGS = (
     "Architecture table flags",
     "Measured vs est_time",
     "Predicted makespan per suite",
+    "Files that need action",
+    "Everything else",
+    "Predicted shards of the suites",
 )
 # What GitHub turns into a mention, an issue/PR reference or an autolink in text.
 LIVE = re.compile(

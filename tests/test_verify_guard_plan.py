@@ -12,7 +12,7 @@ OLD = "fedcba9876543210fedcba9876543210fedcba98"
 
 def test_a_writer_gets_a_run_on_the_files_runner_config_with_the_fixes_to_revert():
     plan, needs = rerun("/verify-guard test_a.py fixes/34184.patch 1a2b3c4d", "write")
-    assert [n.what for n in needs] == ["permission", "pull"]
+    assert [n.what for n in needs] == ["refusals", "permission", "pull"]
     assert plan.should_run and plan.trigger == "verify-guard" and plan.head_sha == HEAD
     [row] = plan.matrix
     assert row.runner_config == "1-gpu-large" and row.specs == ["test/registered/a/test_a.py"]
@@ -26,9 +26,11 @@ def test_a_writer_gets_a_run_on_the_files_runner_config_with_the_fixes_to_revert
 
 def test_without_write_access_nothing_runs_and_the_reply_names_the_command():
     plan, needs = rerun("/verify-guard test_a.py fixes/34184.patch", "read")
-    assert [n.what for n in needs] == ["permission"]  # the PR is never read
+    assert [n.what for n in needs] == ["refusals", "permission"]  # the PR is never read
     assert not plan.should_run and plan.reaction == "confused"
-    assert plan.reply.startswith("@Codertocat `/verify-guard` refused:")
+    assert plan.reply.startswith(
+        "<!-- ci-budget:refused-codertocat -->\n@Codertocat `/verify-guard` refused:"
+    )
 
 
 def test_bad_refs_and_a_class_spec_are_refused_each_with_why():
@@ -45,11 +47,15 @@ def test_bad_refs_and_a_class_spec_are_refused_each_with_why():
 
 
 def test_at_sha_pins_that_commit_and_an_unproven_head_suggests_the_guard_form():
-    plan, needs = rerun(f"/verify-guard@{OLD[:8]} test_a.py 1a2b3c4d", commits=[OLD, HEAD])
+    plan, needs = rerun(f"/verify-guard@{OLD} test_a.py 1a2b3c4d", commits=[OLD, HEAD])
     assert plan.should_run and plan.head_sha == OLD and plan.matrix[0].revert == ["1a2b3c4d"]
     plan, _ = rerun("/verify-guard test_a.py 1a2b3c4d", pull=Pull(head_pushed_at=None))
     assert not plan.should_run
-    assert f"`/verify-guard@{HEAD[:12]} test_a.py 1a2b3c4d`" in plan.reply
+    assert f"`/verify-guard@{HEAD} test_a.py 1a2b3c4d`" in plan.reply
+    plan, _ = rerun(f"/verify-guard@{OLD[:8]} test_a.py 1a2b3c4d", commits=[OLD, HEAD])
+    assert (
+        not plan.should_run and f"comment `/verify-guard@{HEAD} test_a.py 1a2b3c4d`" in plan.reply
+    )
 
 
 def test_parse_is_silent_on_other_comments():

@@ -1,6 +1,7 @@
 """No workflow commands from data: what ci-budget prints in a job log is read here the way the
-Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::` and
-`##[` start commands; `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
+Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::`
+starts a command, and `##[` anywhere in a line makes one (the runner's older parser searches the
+line for it); `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
 commands found are the ones ci-budget meant to write."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ DATA = [
     "\r\n\t##[group]PWN",
     "::stop-commands::pwn",
     "\u2028::notice::PWN separator",
+    "FAILED test_x.py - ValueError: ##[error]PWN mid-line",
 ]
 
 
@@ -40,7 +42,7 @@ def runner_commands(log: str) -> list[str]:
             continue
         if text.startswith("::stop-commands::"):
             stop_token = text[len("::stop-commands::") :]
-        if text.startswith(("::", "##[")):
+        if text.startswith("::") or "##[" in text:
             commands.append(text)
     return commands
 
@@ -94,7 +96,7 @@ SUITE = "base-b-test-1-gpu-large"
 TEST_FILE = 'register_cuda_ci(est_time=10, stage="base-b", runner_config="1-gpu-large")\n'
 
 
-@pytest.mark.parametrize("fmt", ["terminal", "markdown", "json", None])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", None])
 def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
     tests = tmp_path / "test" / "registered"
     tests.mkdir(parents=True)
@@ -127,7 +129,7 @@ def test_report_in_actions_runs_only_its_own_commands(tmp_path: Path, fmt):
     assert proc.returncode == 0, proc.stderr
     commands = runner_commands(proc.stdout) + runner_commands(proc.stderr)
     fences = [c for c in commands if c.startswith("::stop-commands::")]
-    assert len(fences) == (1 if fmt in ("terminal", "markdown") else 0)
+    assert len(fences) == (1 if fmt in ("text", "markdown") else 0)
     commands = [c for c in commands if c not in fences]
     assert commands, proc.stdout  # the annotations of the over/timed-out files
     assert all(re.match(r"::(warning|error) file=test/registered/t\d\.py,", c) for c in commands)
@@ -183,10 +185,17 @@ def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
         capture_output=True, text=True, cwd=tmp_path, env=env | {"GITHUB_ACTIONS": "true"},
         timeout=300, check=False,
     )  # fmt: skip
-    assert "add-mask::PWN" in proc.stdout and "##[error]PWN" in proc.stdout, proc.stdout
+    shown = proc.stdout.replace("\u200b", "")
+    assert "add-mask::PWN" in shown and "##[error]PWN" in shown, proc.stdout
     assert runner_commands(proc.stdout) == [] and runner_commands(proc.stderr) == []
     [log] = (tmp_path / "r-artifacts").glob("*test_loud.log")
     assert "\n::add-mask::PWN\n" in "\n" + log.read_text()
+
+
+def test_log_text_shows_bidi_and_invisible_code_points():
+    line = "FAILED test_\u202eyp.x - admin\u200b\u2066 ok\ufeff\U000e0041"
+    assert log_text(line) == "FAILED test_<U+202E>yp.x - admin<U+200B><U+2066> ok<U+FEFF><U+E0041>"
+    assert log_text("caf\u00e9 \u2014 \u4e2d") == "caf\u00e9 \u2014 \u4e2d"  # letters stay
 
 
 @settings(max_examples=300, deadline=None)

@@ -27,10 +27,10 @@ BITEXACT_REINTRODUCE_BUG=34184 cb run --root "$here" --suite base-b-test-1-gpu-l
 echo "reverted run exit status: $? (1: the guards that cover #34184 went red)"
 
 cb report --root "$here" --results "$out/fixed.json" --out "$out/report-fixed.md" \
-    --format terminal
+    --format text
 cb report --root "$here" --results "$out/reverted-34184.json" \
-    --out "$out/report-reverted-34184.md" --format terminal
-cb arch-table "$guard" --root "$here" --fill-from "$out/reverted-34184.json" --reverted \
+    --out "$out/report-reverted-34184.md" --format text
+cb guard fill "$guard" --root "$here" --fill-from "$out/reverted-34184.json" --reverted \
     >"$out/table-filled-sm90.txt"
 cat "$out/table-filled-sm90.txt"
 rm -rf "$raw"

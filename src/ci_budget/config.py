@@ -127,6 +127,16 @@ class GithubSettings(Section):
     rerun_dirs: dict[str, RerunDir] = Field(default_factory=dict)  # repo path -> routing
     # suite -> runner configs a file of that suite without a runner_config reruns on
     rerun_suites: dict[str, list[str]] = Field(default_factory=dict)
+    # Who may trigger, besides the collaborator permission: sglang's file of grants, read from
+    # the base branch (trigger/authz.py). "" reads none.
+    permissions_file: str = ".github/CI_PERMISSIONS.json"
+    # A label runs only these runner configs (None: those the repository's CI files or this
+    # configuration name, else the built-in ones) and at most this many jobs.
+    label_runner_configs: list[str] | None = None
+    label_max_jobs: int = Field(100, ge=1)
+    # A label from someone without write access starts at most one run per this many minutes
+    # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
+    label_cooldown_minutes: float = Field(120.0, ge=0)
 
 
 class PlannerSettings(Section):

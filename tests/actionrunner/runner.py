@@ -219,7 +219,13 @@ class Runner:
             else:
                 inputs[key] = _text(render(spec.get("default", ""), base))
         steps_ctx: dict[str, Any] = {}
-        ran: list[Step] = []
+        # GitHub warns about each given input its action.yml marks deprecated, before any step.
+        warned = [
+            f"##[warning]Input '{key}' has been deprecated with message: {spec['deprecationMessage']}"
+            for key, spec in declared.items()
+            if key in given and spec.get("deprecationMessage")
+        ]
+        ran = [Step("deprecated inputs", None, "success", log="\n".join(warned))] if warned else []
         failed = False
         for step in action["runs"]["steps"]:
             if "uses" in step:

@@ -31,10 +31,11 @@ COMPLETED = {
 
 
 def _created_filter(text: str):
-    """GitHub's `created` search syntax, the forms the project sends: `>=YYYY-MM-DD`, a date."""
+    """GitHub's `created` search syntax, the forms the project sends: `>=YYYY-MM-DD` (or a
+    full `>=YYYY-MM-DDTHH:MM:SSZ`), a date."""
     if text.startswith(">="):
         start = text[2:]
-        return lambda stamp: stamp[:10] >= start
+        return lambda stamp: stamp[: len(start)] >= start
     return lambda stamp: stamp[:10] == text
 
 
@@ -47,13 +48,17 @@ def render_run(base: str, state: State, run: WorkflowRun) -> dict[str, Any]:
     out = example("workflow-run-paginated")["workflow_runs"][0]
     api = f"{base}/repos/{state.repo}/actions/runs/{run.id}"
     out.update(
-        id=run.id, head_branch=run.branch, head_sha=run.head_sha, status=run.status,
+        id=run.id, name=run.workflow, head_branch=run.branch, head_sha=run.head_sha, status=run.status,
         conclusion=run.conclusion, run_attempt=run.attempt, event=run.event,
         path=f".github/workflows/{run.workflow}@{run.branch}", created_at=run.created_at,
         updated_at=run.created_at, run_started_at=run.created_at, url=api,
         jobs_url=f"{api}/jobs", logs_url=f"{api}/logs", run_number=run.id % 100000,
+        rerun_url=f"{api}/rerun", cancel_url=f"{api}/cancel", check_suite_url=f"{api}/check-suite",
     )  # fmt: skip
     out["head_commit"]["id"] = run.head_sha
+    for who in ("actor", "triggering_actor"):
+        if isinstance(out.get(who), dict):
+            out[who] = dict(out[who], login=run.actor)
     return out
 
 
@@ -79,6 +84,8 @@ def list_runs(state: State, req: Req) -> Resp:
     workflow = req.params["workflow_id"]
     runs = [r for r in state.runs.values() if workflow in (r.workflow, str(_workflow_id(r)))]
     branch, status, created = _q(req, "branch"), _q(req, "status"), _q(req, "created")
+    if _q(req, "actor"):
+        runs = [r for r in runs if r.actor == _q(req, "actor")]
     if branch:
         runs = [r for r in runs if r.branch == branch]
     if status == "completed":
@@ -97,6 +104,42 @@ def list_runs(state: State, req: Req) -> Resp:
     if req.headers.get("if-none-match") == tag:
         return Resp(304, None, {"ETag": tag, **page.headers})
     return Resp(200, body, {"ETag": tag, **page.headers})
+
+
+def list_repo_runs(state: State, req: Req) -> Resp:
+    """Every workflow's runs; the filters the project sends: head_sha, status, event."""
+    runs = list(state.runs.values())
+    head_sha, status, event = _q(req, "head_sha"), _q(req, "status"), _q(req, "event")
+    if head_sha:
+        runs = [r for r in runs if r.head_sha == head_sha]
+    if status:
+        runs = [r for r in runs if status in (r.status, r.conclusion)]
+    if event:
+        runs = [r for r in runs if r.event == event]
+    runs.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+    page = paginate(req, [render_run(req.base, state, r) for r in runs])
+    return Resp(200, {"total_count": len(runs), "workflow_runs": page.body}, page.headers)
+
+
+def _rerun(state: State, req: Req, failed_only: bool) -> Resp:
+    run = state.runs.get(int(req.params["run_id"]))
+    if run is None:
+        return not_found()
+    if run.status != "completed":
+        return error(403, f"This workflow run is not completed (it is {run.status})")
+    if failed_only and run.conclusion != "failure":
+        return error(403, "This workflow run has no failed jobs to re-run")
+    state.reruns.append({"run_id": run.id, "failed_only": failed_only})
+    run.status, run.conclusion, run.attempt = "queued", None, run.attempt + 1
+    return Resp(201, {})
+
+
+def rerun(state: State, req: Req) -> Resp:
+    return _rerun(state, req, failed_only=False)
+
+
+def rerun_failed(state: State, req: Req) -> Resp:
+    return _rerun(state, req, failed_only=True)
 
 
 def _workflow_id(run: WorkflowRun) -> int:
@@ -149,4 +192,7 @@ OPERATIONS.update({
     "actions/list-workflow-runs": list_runs,
     "actions/list-jobs-for-workflow-run": list_jobs,
     "actions/download-job-logs-for-workflow-run": job_logs,
+    "actions/list-workflow-runs-for-repo": list_repo_runs,
+    "actions/re-run-workflow": rerun,
+    "actions/re-run-workflow-failed-jobs": rerun_failed,
 })  # fmt: skip

@@ -1,20 +1,31 @@
-"""Use case `arch` (check): guard-table rows flagged for the CI architecture."""
+"""Use case `guard check`: guard-table rows flagged for the CI architecture."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class CheckOptions:
-    files: list[str] = field(default_factory=list)
-    suites: list[str] = field(default_factory=list)
-    arch: str | None = None
-    format: str = "table"
-    fail_on_flags: bool = False
+    files: list[str] = option(
+        list,
+        flag=None,
+        nargs="*",
+        metavar="FILE",
+        help="test files (default: the files of --suite)",
+    )
+    suites: list[str] = option(
+        list, flag="--suite", help="registered files of this suite (repeatable)"
+    )
+    arch: str | None = option(None, help="CI architecture (sm90, SM100, H200, ...)")
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    fail_on_flags: bool = option(
+        False, help="exit 1 when a row is unverified or silent on the CI arch"
+    )
 
 
 def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:

@@ -7,13 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class ConformanceOptions:
-    partition_model: Path | None = None
-    max_differences: int = 40
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    max_differences: int = option(
+        40, metavar="N", help="differences listed after the table (default 40)"
+    )
 
 
 def _model(path: Path | None, sink: Sink):

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
+from ci_budget.app.report import fail_on_option, format_option, out_option, post_option, pr_option
 from ci_budget.app.sink import Sink
 from ci_budget.models import RegistryScan
 
@@ -14,19 +16,28 @@ KIND = "budget"  # its own sticky comment, beside the measured `run` one
 
 @dataclass
 class DiffOptions:
-    base: str
-    history: Path | None = None
-    out: Path = Path("ci-budget-report.md")
-    format: str | None = None  # markdown / terminal / json; None: terminal on a tty
-    fail_on: str = "never"
-    post: bool = False
-    pr: int | None = None
-    cache: Path | None = None  # scan results by git object id (see workspace.scan_cache)
+    base: str = option(required=True, metavar="REF", help="the PR's base: est_time diff vs REF")
+    history: Path | None = option(
+        None, metavar="FILE", help="timing history: measured p90s beside est_time"
+    )
+    out: Path = out_option()
+    format: str | None = format_option()
+    fail_on: str = fail_on_option(
+        "anything but never: exit 1 when a suite's risk is over or the PR adds registry errors"
+    )
+    post: bool = post_option()
+    pr: int | None = pr_option()
+    cache: Path | None = option(
+        None, metavar="FILE",
+        help="reuse scan results of files whose git object id it has seen (a JSON file; "
+        "created or updated)",
+    )  # fmt: skip
 
 
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     """Build, write and publish the static report; exit 1 on risk `over` or new registry errors
     unless `fail_on` is never."""
+    from ci_budget.budget.verdict import static_verdict
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
@@ -37,8 +48,8 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     md = markdown(report, blob=blob_base(env.server_url, env.repository, env.sha))
     as_json = report.model_dump_json(indent=2)
     sink.report_files(options.out, md, as_json)
-    fmt = options.format or ("terminal" if sink.isatty() else "markdown")
-    if fmt == "terminal":
+    fmt = options.format or ("text" if sink.isatty() else "markdown")
+    if fmt == "text":
         from ci_budget.render.diff_text import terminal
 
         text = terminal(report)
@@ -50,6 +61,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "budget-risk": report.risk,
+            "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
             "report-path": str(options.out),
         }
@@ -92,7 +104,7 @@ def build(settings, options: DiffOptions):
     if cache is not None:
         cache.save()
     arch_rows, arch_problems = _changed_table_rows(settings, changed)
-    return build_static(
+    report = build_static(
         base_scan,
         merge_in_order(head, head_files),
         set(base_blobs),
@@ -104,6 +116,8 @@ def build(settings, options: DiffOptions):
         arch_rows=arch_rows,
         arch_problems=arch_problems,
     )
+    report.arch_rows_before = _base_table_rows(settings, commit, changed)
+    return report
 
 
 def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
@@ -179,3 +193,10 @@ def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
     return table_rows(settings, files)
+
+
+def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
+    """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
+    from ci_budget.app.tables import table_rows_at
+
+    return table_rows_at(settings, commit, [rel for rel in changed if rel.endswith(".py")])

@@ -1,25 +1,43 @@
-"""Use case `fill` (`ci-budget arch-table`): a file's guard tables, optionally filled with a
+"""Use case `guard fill`: a file's guard tables, optionally filled with a
 run's recorded values in the column of the run's architecture."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class FillOptions:
-    file: str
-    fill_from: list[Path] = field(default_factory=list)  # results files
-    arch: str | None = None  # default: the results' detected GPU
-    reverted: bool = False  # fill the "fix reverted" column
-    property: str = "avg_kl_div"
-    write: bool = False
-    group: str | None = None  # with reverted: the fix the run reverted; only its rows
-    pattern: str | None = None  # what tests print (default: the config's arch.value-pattern)
+    file: str = option(flag=None, help="test file with a measured table in a docstring")
+    fill_from: list[Path] = option(
+        list, metavar="RESULTS", help="results JSON of a run (repeatable)"
+    )
+    arch: str | None = option(
+        None, needs="fill_from", help="architecture of the run (default: the results' detected GPU)"
+    )
+    reverted: bool = option(
+        False,
+        needs="fill_from",
+        help="the run had the fix reverted: fill the 'fix reverted' column",
+    )
+    property: str = option(
+        "avg_kl_div", needs="fill_from", help="record_property name of the value"
+    )
+    write: bool = option(False, help="edit FILE in place (needs --fill-from)")
+    group: str | None = option(
+        None,
+        metavar="FIX",
+        help="with --reverted: the fix the run reverted (a group label such as '#34184'); "
+        "only its rows are filled",
+    )
+    pattern: str | None = option(
+        None, needs="fill_from", help="what tests print for the value (default: arch.value-pattern)"
+    )
 
 
 def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:

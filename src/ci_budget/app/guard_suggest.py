@@ -14,18 +14,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
+from ci_budget.app.sink import Sink
 
 
 @dataclass
-class SuggestOptions:
-    verification: Path
-    pr: int
-    sha: str  # the commit the plan pinned
-    post: bool = True
+class GuardSuggestOptions:
+    verification: Path = option(
+        required=True, metavar="FILE", help="verification.json of guard verify --results-dir"
+    )
+    pr: int = option(required=True, help="pull request number")
+    sha: str = option(required=True, help="the commit the plan pinned (head-sha)")
+    dry_run: bool = option(False, help="print the comment, post nothing")
 
 
-def suggest(settings, options: SuggestOptions, client=None) -> list[str]:
-    """The comment bodies posted (or that would be, without `post`)."""
+def guard_suggest(settings, options: GuardSuggestOptions, sink: Sink | None = None,
+                  client=None) -> int:  # fmt: skip
+    """Post (or with `dry_run` only print) each table's comment."""
+    sink = sink or Sink(settings)
+    for body in suggest_bodies(settings, options, client):
+        sink.echo(body)
+    return 0
+
+
+def suggest_bodies(settings, options: GuardSuggestOptions, client=None) -> list[str]:
+    """The comment bodies posted (or that would be, with `dry_run`)."""
     from pydantic import ValidationError
 
     from ci_budget.arch.fill import fill_values
@@ -58,7 +71,7 @@ def _post(client, options, saved, path: str, new_source: str, first: int, count:
 
     lines = new_source.split("\n")[first - 1 : first - 1 + count]
     body = suggestion_body(saved, lines)
-    if not options.post:
+    if options.dry_run:
         return body
     try:
         review_comment(client, options.pr, options.sha, path, first, first + count - 1, body)

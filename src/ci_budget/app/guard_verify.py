@@ -8,13 +8,15 @@ file as it is in the caller's tree, which `--write` edits in place.
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
+from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
 from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
@@ -31,10 +33,33 @@ from ci_budget.models import (
 )
 from ci_budget.registry.parse import scan_source
 from ci_budget.runner.gpu import detect_gpu
-from ci_budget.runner.run import Job, RunOptions, run_jobs
+from ci_budget.runner.run import Job, RunSetup, run_jobs
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
+
+
+@dataclass
+class VerifyOptions:
+    file: str = option(flag=None, help="guard test file with a measured table in a docstring")
+    revert: list[str] = option(
+        list, nargs="+", required=True, metavar="REF",
+        help="commit or patch file of each fix to revert",
+    )  # fmt: skip
+    group: str | None = option(
+        None, metavar="FIX", help="table group of the fix (default: from REF)"
+    )
+    arch: str | None = option(None, help="architecture (default: the GPU found on this machine)")
+    python: str | None = option(None, help="interpreter the tests run with (default: this one)")
+    timeout_per_file: float | None = option(
+        None, metavar="S", help="per-run timeout in seconds (default: the config's file timeout)"
+    )
+    write: bool = option(False, help="edit FILE's docstring in place")
+    results_dir: Path | None = option(
+        None, metavar="DIR",
+        help="write reverted.json and fixed.json (the two runs' results) and verification.json "
+        "(the values by row) there",
+    )  # fmt: skip
 
 
 class GuardError(Exception):
@@ -49,7 +74,7 @@ class Verification:
     group: str | None
     source: str  # the file with both columns filled
     tables: list[tuple[int, list[str]]]  # (file line, lines) of each table filled
-    rows: list[ArchRow]  # flagged for `arch`
+    rows: list[ArchRow]  # flagged, as `guard check` flags them
     problems: list[Problem] = field(default_factory=list)
     runs: dict[str, RunResults] = field(default_factory=dict)
     values: dict[tuple[str | None, str], GuardValue] = field(default_factory=dict)
@@ -74,20 +99,16 @@ def _job(rel: str, source: str, config: Config) -> Job:
 
 def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path,
          timeout=None):  # fmt: skip
+    from ci_budget.app.run import RunOptions
+
+    defaults = RunOptions()
     with tempfile.TemporaryDirectory(prefix="ci-budget-guard-run-") as tmp:
-        env_path = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join([*extra_path, *([env_path] if env_path else [])])
-        try:
-            opts = RunOptions(root=tree_root, config=config, out=Path(tmp) / "results.json",
-                              artifacts_dir=Path(tmp) / "artifacts", python=python,
-                              mode=config.mode, stream=stream,
-                              timeout_per_file=timeout)  # fmt: skip
-            return run_jobs([job], [], meta.model_copy(deep=True), opts)
-        finally:
-            if env_path is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = env_path
+        setup = RunSetup(root=tree_root, config=config, out=Path(tmp) / "results.json",
+                         artifacts_dir=Path(tmp) / "artifacts", python=python, mode=config.mode,
+                         timeout_per_file=timeout, grace=defaults.grace,
+                         heartbeat=defaults.heartbeat, fail_fast=False,
+                         pythonpath=tuple(extra_path), stream=stream)  # fmt: skip
+        return run_jobs([job], [], meta.model_copy(deep=True), setup)
 
 
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
@@ -152,3 +173,48 @@ def record(out: Verification, commit: str | None = None) -> GuardVerification:
         file=out.rel, arch=out.arch, reverted=out.reverted, group=out.group, commit=commit,
         values=list(out.values.values()), flagged=out.flagged(),
     )  # fmt: skip
+
+
+def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> int:
+    """Print the filled table and the rows still flagged; exit 1 when no table was filled."""
+    import sys
+
+    from ci_budget.workspace.sources import repo_relative
+
+    sink = sink or Sink(settings)
+    root, config = settings.root, settings.config
+    rel = repo_relative(root, options.file)
+    if not (root / rel).is_file():
+        raise AppError(f"{options.file}: no such file")
+    try:
+        result = verify(root, config, rel, options.revert, python=options.python or sys.executable,
+                        arch=options.arch, group=options.group, cwd=Path.cwd(), stream=sink.stderr,
+                        timeout=options.timeout_per_file)  # fmt: skip
+    except GuardError as exc:
+        raise AppError(str(exc)) from None
+    sink.echo(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
+              f" (rows of {result.group or 'every fix'})")  # fmt: skip
+    for line, lines in result.tables:
+        sink.echo(f"{rel}:{line}:")
+        sink.echo("\n".join(lines))
+    for problem in result.problems:
+        sink.warn(str(problem))
+    for row in result.flagged():
+        sink.echo(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
+    if options.results_dir is not None:
+        _save(options.results_dir, result, root, sink)
+    if options.write and result.source != (root / rel).read_text(encoding="utf-8"):
+        (root / rel).write_text(result.source, encoding="utf-8")
+        sink.note(f"wrote {rel}")
+    return 0 if result.tables else 1
+
+
+def _save(where: Path, result: Verification, root: Path, sink: Sink) -> None:
+    from ci_budget.runner.outcome import write_results
+    from ci_budget.workspace.git import head_commit
+
+    for name, run in result.runs.items():
+        write_results(run, where / f"{name}.json")
+    data = record(result, head_commit(root)).model_dump_json(indent=2)
+    (where / "verification.json").write_text(data + "\n", encoding="utf-8")
+    sink.note(f"wrote {where}/reverted.json, fixed.json, verification.json")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget import HISTORY_STORE
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
@@ -36,11 +37,31 @@ def measured_weights(path: Path | None, registrations) -> dict[tuple[str, str], 
     }
 
 
+STORE_HELP = f"the timing history store (default: {HISTORY_STORE} at --root when given, else here)"
+
+
+def store_option(old: tuple[str, ...] = ("--store",)):
+    """The `--history FILE` of the history commands (None: `store_path`'s default)."""
+    return option(None, flag="--history", old=old, metavar="FILE", help=STORE_HELP)
+
+
+def store_path(settings, given: Path | None) -> Path:
+    """The store a history command uses: `given`, else the default one at --root when one was
+    given, else in the current directory."""
+    if given is not None:
+        return given
+    return (settings.root if settings.root_given else Path()) / HISTORY_STORE
+
+
 @dataclass
 class AddOptions:
-    results: list[Path]
-    store: Path = Path(HISTORY_STORE)
-    max_samples: int | None = None
+    results: list[Path] = option(
+        list, flag=None, nargs="+", metavar="RESULTS", help="results files (RunResults JSON)"
+    )
+    store: Path | None = store_option()
+    max_samples: int | None = option(
+        None, help="samples kept per (file, suite), newest first (default: the store's, else 50)"
+    )
 
 
 def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
@@ -49,9 +70,11 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     from ci_budget.workspace.result_files import ResultsError, read_results
 
     sink = sink or Sink(settings)
+    settings.check()
+    store = store_path(settings, options.store)
     if options.max_samples is not None and options.max_samples < 1:
         raise AppError(f"--max-samples must be at least 1, not {options.max_samples}")
-    history = open_store(options.store, options.max_samples, missing_ok=True)
+    history = open_store(store, options.max_samples, missing_ok=True)
     bad = []
     added = 0
     for path in options.results:
@@ -64,10 +87,8 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
         added += count
         sink.echo(f"{path}: {count} new sample(s)")
     # Good files are kept even when others are bad: measured data is never dropped.
-    save_history(options.store, history)
-    sink.echo(
-        f"{options.store}: {added} sample(s) added, {len(history.keys())} (file, suite) series"
-    )
+    save_history(store, history)
+    sink.echo(f"{store}: {added} sample(s) added, {len(history.keys())} (file, suite) series")
     for message in bad:
         sink.error(message)
     return 2 if bad else 0
@@ -75,15 +96,24 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
 
 @dataclass
 class ShowOptions:
-    store: Path = Path(HISTORY_STORE)
-    format: str = "table"
-    suites: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # test files, as the store names them
+    store: Path | None = store_option(old=("--store", "STORE"))
+    format: str = option(
+        "text",
+        choices=("text", "json", "markdown"),
+        help="what to print: markdown adds a picture per series (Mermaid, as GitHub draws it)",
+    )
+    suites: list[str] = option(list, flag="--suite", help="only this suite (repeatable)")
+    files: list[str] = option(
+        list, flag="--file", metavar="PATH",
+        help="only this test file, as the store names it (repeatable)",
+    )  # fmt: skip
 
 
 def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
     sink = sink or Sink(settings)
-    history = open_store(options.store)
+    settings.check()
+    store = store_path(settings, options.store)
+    history = open_store(store)
     stats = [
         s
         for s in history.all_stats()
@@ -92,7 +122,7 @@ def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
     ]
     if options.files and not stats:
         known = ", ".join(sorted({f for f, _ in history.keys()})[:5]) or "none"
-        raise AppError(f"{options.store}: no samples of {', '.join(options.files)} (has: {known})")
+        raise AppError(f"{store}: no samples of {', '.join(options.files)} (has: {known})")
     if options.format == "json":
         sink.json([s.model_dump(mode="json") for s in stats])
         return 0

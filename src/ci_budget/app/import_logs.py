@@ -1,15 +1,17 @@
-"""Use case `history import-logs`: per-file timings from CI job logs into the history store,
+"""Use case `history import`: per-file timings from CI job logs into the history store,
 from GitHub (`app.import_runs`) or from downloaded logs (a file, a directory, a run's log zip);
 optionally seeded with a partition model's estimates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.history import store_option, store_path
 from ci_budget.app.import_runs import GitHubImport, Progress, Summary, import_github, parse_since
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 from ci_budget.history.imports import JobInfo, add_job, block_key, model_estimates, seed, stamp_date
 from ci_budget.history.logs import parse_log
@@ -19,18 +21,36 @@ from ci_budget.workspace.log_files import log_sources
 
 @dataclass
 class ImportOptions:
-    store: Path
-    workflow: str | None = None
-    from_paths: list[Path] = field(default_factory=list)
-    branch: str | None = None
-    since: str | None = "30d"
-    max_runs: int | None = None
-    jobs: list[str] = field(default_factory=list)
-    suite: str | None = None
-    partition_model: Path | None = None
-    max_samples: int | None = None
-    repo: str | None = None
-    reserve: int = 50
+    store: Path | None = store_option()
+    workflow: str | None = option(None, help="workflow file name or id (e.g. pr-test.yml)")
+    from_paths: list[Path] = option(
+        list, flag="--from", metavar="PATH",
+        help="read downloaded logs instead of GitHub (file, directory or zip; repeatable)",
+    )  # fmt: skip
+    branch: str | None = option(None, needs="workflow", help="only runs on this branch (e.g. main)")
+    since: str | None = option(
+        "30d", needs="workflow", help="runs created since: Nd or YYYY-MM-DD (default: 30d)"
+    )
+    max_runs: int | None = option(None, needs="workflow", help="at most the newest N runs")
+    jobs: list[str] = option(
+        list, flag="--job", metavar="GLOB", needs="workflow",
+        help="only jobs whose name matches (repeatable; default every job)",
+    )  # fmt: skip
+    suite: str | None = option(None, help="put every sample in this suite")
+    partition_model: Path | None = option(
+        None, metavar="FILE",
+        help="sglang-ci-stats model.json: per-file estimates where no sample exists",
+    )  # fmt: skip
+    max_samples: int | None = option(
+        None, help="samples kept per (file, suite), newest first (default: the store's, else 50)"
+    )
+    repo: str | None = option(
+        None, needs="workflow", help="OWNER/NAME (default: $GITHUB_REPOSITORY)"
+    )
+    reserve: int = option(
+        50, needs="workflow",
+        help="stop (resumably) when this many API requests or fewer remain (default 50)",
+    )  # fmt: skip
 
 
 def import_files(history: History, paths: list[Path], suite: str | None, progress) -> Summary:
@@ -88,10 +108,12 @@ def import_logs(settings, options: ImportOptions, sink: Sink | None = None, clie
     from ci_budget.workspace.history_store import load_history, save_history
 
     sink = sink or Sink(settings)
+    settings.check()
     since = _check(options)
+    store = store_path(settings, options.store)
     progress = Progress(sink.stderr)
     try:
-        history = load_history(options.store, options.max_samples)
+        history = load_history(store, options.max_samples)
     except HistoryError as exc:
         raise AppError(str(exc)) from None
     seeded = None
@@ -99,11 +121,11 @@ def import_logs(settings, options: ImportOptions, sink: Sink | None = None, clie
         seeded = seed_from_model(history, options.partition_model, progress)
     if options.from_paths:
         out = import_files(history, options.from_paths, options.suite, progress)
-        save_history(options.store, history)
+        save_history(store, history)
         status = 2 if out.problems else 0
     else:
-        out, status = _from_github(settings, options, sink, client, history, since, progress)
-    sink.echo(_summary(options.store, out, history, seeded))
+        out, status = _from_github(settings, options, store, sink, client, history, since, progress)
+    sink.echo(_summary(store, out, history, seeded))
     return status
 
 
@@ -120,7 +142,7 @@ def _check(options: ImportOptions):
         raise AppError(f"--since {options.since!r}: expected Nd (e.g. 30d) or YYYY-MM-DD") from None
 
 
-def _from_github(settings, options, sink, client, history, since, progress):
+def _from_github(settings, options, store, sink, client, history, since, progress):
     from ci_budget.github.actions import Actions
     from ci_budget.github.client import GitHubError, client_from_env
     from ci_budget.workspace.history_store import save_history
@@ -139,13 +161,11 @@ def _from_github(settings, options, sink, client, history, since, progress):
     actions = Actions(client)
     out = Summary()
     try:
-        import_github(history, actions, request, lambda: save_history(options.store, history),
+        import_github(history, actions, request, lambda: save_history(store, history),
                       progress, out)  # fmt: skip
     except GitHubError as exc:
-        progress.line(f"ci-budget history import-logs: {exc.message}")
-        progress.line(
-            f"{options.store}: what was read is saved; run the same command again to resume"
-        )
+        progress.line(f"ci-budget history import: {exc.message}")
+        progress.line(f"{store}: what was read is saved; run the same command again to resume")
         return out, 1
     sink.echo(f"{actions.api_requests} API request(s)")
     return out, 0

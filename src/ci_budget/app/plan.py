@@ -6,24 +6,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class PlanOptions:
-    format: str = "text"
-    suites: list[str] | None = None  # instead of what the event asks (space/comma separated)
-    specs: list[str] | None = None
-    history: Path | None = None
-    partition_model: Path | None = None
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    suites: list[str] | None = option(
+        None, flag="--suite", old=("--suites",),
+        help="run these suites instead of what the event asks (repeatable; space or comma "
+        "separated)",
+    )  # fmt: skip
+    specs: list[str] | None = option(
+        None, help="run these files / file::Class / file::Class::test instead of the event's"
+    )
+    history: Path | None = option(None, metavar="FILE", help=HISTORY_HELP)
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
 
 
 def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
     """Decide, answer on the PR, write the outputs; always exit 0 (someone else's bad input
     never fails the step)."""
     from ci_budget.app.plan_github import Feedback, answer
+    from ci_budget.render.escape import inline
 
     sink = sink or Sink(settings)
+    settings.check()
     feedback = Feedback(settings)
     decided = _decide(settings, options, feedback, sink)
     answer(decided, feedback, settings.env.run_url, sink)
@@ -43,7 +52,8 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
         }
     )
     verdict = "runs" if decided.should_run else "no run"
-    sink.summary(f"**ci-budget plan** ({decided.trigger}): {verdict}: {decided.reason}\n\n")
+    reason = inline(decided.reason)  # names from the PR's files: text, never markup
+    sink.summary(f"**ci-budget plan** ({decided.trigger}): {verdict}: {reason}\n\n")
     if options.format == "json":
         sink.echo(decided.model_dump_json(indent=2))
     else:
@@ -59,6 +69,7 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     from ci_budget.models import Plan
     from ci_budget.trigger.decide import Facts, decide, split_list
     from ci_budget.workspace.git import in_work_tree
+    from ci_budget.workspace.permissions import read_permissions
     from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import scan_tree
 
@@ -71,7 +82,12 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     name = settings.event_name
     # Comment and pull_request_target runs use the base branch's code: the registry that plans
     # the run is read from the approved commit, as data.
-    facts.read_commits = name in ("issue_comment", "pull_request_target") and in_work_tree(root)
+    base_code = name in ("issue_comment", "pull_request_target")
+    facts.read_commits = base_code and in_work_tree(root)
+    if base_code:  # the grants of the base branch's checkout; never a PR's own copy
+        facts.permissions, problems = read_permissions(root, config.github.permissions_file)
+        for problem in problems:
+            sink.warn(problem)
     payload = None
     if facts.suites is None and facts.specs is None and name:
         try:
@@ -89,20 +105,13 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     facts.model = partition_model(options.partition_model, sink)
     if facts.model is not None:
         facts.weights = {**facts.model.weights(), **(facts.weights or {})}
-    for _ in range(6):  # permission, pull, commits, registry: at most four facts
+    for _ in range(8):  # refusals, permission, pull, commits, registry: at most five facts
         out = decide(name, payload, facts, registrations, config)
         if isinstance(out, Plan):
             return out
         gather(out, facts, feedback, config)
-    # pragma: no cover - the core never asks more than four times
+    # pragma: no cover - the core never asks more than five times
     return Plan(reason="plan: authorisation did not settle; not running")
-
-
-def _safe(text: str) -> str:
-    """Lines the Actions runner will not read as workflow commands."""
-    return "\n".join(
-        " " + line if line.lstrip().startswith("::") else line for line in text.splitlines()
-    )
 
 
 def matrix_json(plan) -> str:
@@ -147,4 +156,4 @@ def describe(plan, calls: int | None) -> str:
         lines.append(f"job: {row.name} [runs-on: {', '.join(row.runs_on)}] {what}")
     if calls is not None:
         lines.append(f"github-api-calls: {calls}")
-    return _safe("\n".join(lines))
+    return "\n".join(lines)  # printed through the Sink: no line of it is a workflow command

@@ -2,32 +2,70 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import FORMATS, option
 from ci_budget.app.sink import Sink
 
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
 FAIL_ON = ("over", "timeout", "failed", "never")
 
 
+def out_option():
+    return option(
+        Path("ci-budget-report.md"),
+        help="markdown file to write; a .json copy goes next to it (default: %(default)s)",
+    )
+
+
+def format_option():
+    return option(
+        None, choices=FORMATS, help="what to print (default: text on a terminal, else markdown)"
+    )
+
+
+def fail_on_option(help: str):
+    return option("never", choices=FAIL_ON, help=help)
+
+
+def post_option():
+    return option(False, help="publish as the PR's sticky comment")
+
+
+def pr_option():
+    return option(None, help="PR number for --post (default: the event's)")
+
+
 @dataclass
 class ReportOptions:
-    results: list[str] = field(default_factory=list)  # paths or globs of results files
-    json_reports: list[str] = field(default_factory=list)  # pytest-json-report files
-    out: Path = Path("ci-budget-report.md")
-    kind: str = "run"
-    format: str | None = None  # markdown / terminal / json; None: terminal on a tty
-    classes: str = "all"  # terminal: whose per-class breakdown (all / flagged / none)
-    fail_on: str = "never"
-    post: bool = False
-    pr: int | None = None
+    results: list[str] = option(
+        list, metavar="PATH_OR_GLOB",
+        help="ci-budget results file or glob (repeatable; shards are merged)",
+    )  # fmt: skip
+    json_reports: list[str] = option(
+        list, flag="--json-report", metavar="FILE", help="pytest-json-report file (repeatable)"
+    )
+    out: Path = out_option()
+    kind: str = option("run", help="sticky comment kind (default: %(default)s)")
+    format: str | None = format_option()
+    classes: str = option(
+        "all", choices=("all", "flagged", "none"),
+        help="text: per-class breakdown for every file, only files not ok, or none "
+        "(default: %(default)s)",
+    )  # fmt: skip
+    fail_on: str = fail_on_option(
+        "exit 1 when any file is over (or timed out) / timed out / failed (or timed out)"
+    )
+    post: bool = post_option()
+    pr: int | None = pr_option()
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
     from ci_budget.budget.status import build_report, worst_status
+    from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import discover, scan_files
@@ -47,7 +85,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_problems=problems,
     )
     md = markdown(built, blob=_blob(settings, runs))
-    fmt = options.format or ("terminal" if sink.isatty() else "markdown")
+    fmt = options.format or ("text" if sink.isatty() else "markdown")
     # The JSON copy, with every test case the largest output, is made once, a file at a time,
     # and goes to the file and (--format json) to stdout as it is made.
     sink.report_files(options.out, md, json_chunks(built), echo=fmt == "json")
@@ -59,6 +97,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     sink.outputs(
         {
             "status": worst_status(built),
+            "verdict": run_verdict(built).level,
             "over": statuses.count("over"),
             "near": statuses.count("near"),
             "timeouts": statuses.count("timeout"),
@@ -91,7 +130,9 @@ def load_runs(options: ReportOptions) -> list:
     from ci_budget.workspace.result_files import ResultsError, load_json_reports, load_results
 
     if not options.results and not options.json_reports:
-        raise AppError("give --results PATH_OR_GLOB or --json-report FILE (or --base REF)")
+        raise AppError(
+            "give --results PATH_OR_GLOB or --json-report FILE (the static report is `ci-budget diff --base REF`)"
+        )
     try:
         runs = load_results(options.results) if options.results else []
         if options.json_reports:
@@ -114,7 +155,7 @@ def measured_table_rows(settings, runs) -> tuple[list, list]:
     )
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
-            # Values that match no row are arch-table's to list; the report shows what matched.
+            # Values that match no row are guard fill's to list; the report shows what matched.
             attach_measured(
                 rows, [run], arch_map=config.gpu_arch_map(), pattern=config.arch.value_pattern,
                 mapping=config.arch.rows, classes=classes,

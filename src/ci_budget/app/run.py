@@ -3,34 +3,59 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class RunOptions:
-    specs: list[str] = field(default_factory=list)
-    suites: list[str] = field(default_factory=list)
-    partition: str | None = None  # "i/n"
-    backend: str | None = None
-    nightly: bool = False
-    dry_run: bool = False
-    format: str = "text"  # of the dry run
-    history: Path | None = None
-    partition_model: Path | None = None
-    timeout_per_file: float | None = None
-    grace: float = 5.0
-    heartbeat: float = 60.0
-    out: Path = Path("ci-budget-results.json")
-    artifacts_dir: Path | None = None
-    python: str | None = None
-    mode: str | None = None
-    fail_fast: bool = False
-    runner_config: str | None = None
-    runner_labels: str | None = None
+    specs: list[str] = option(
+        list, flag=None, nargs="*", metavar="SPEC", help="path[::Class[::test]] to run"
+    )
+    suites: list[str] = option(list, flag="--suite", help="suite to run (repeatable)")
+    partition: str | None = option(None, metavar="I/N", help="run shard I of N (0-based)")
+    backend: str | None = option(
+        None, help="registrations of this backend (default: the suite's only backend)"
+    )
+    nightly: bool = option(
+        False,
+        help="run the nightly=True registrations of the suites (and only those), as "
+        "sglang's run_suite.py --nightly",
+    )
+    dry_run: bool = option(False, help="print what would run, in order; run nothing")
+    format: str = option(
+        "text", choices=("text", "json"), needs="dry_run", help="what --dry-run prints"
+    )
+    history: Path | None = option(None, metavar="FILE", help=HISTORY_HELP)
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    timeout_per_file: float | None = option(
+        None,
+        metavar="S",
+        help="seconds per file (default: from config, sglang's max(1.5*est, est+1800))",
+    )
+    grace: float = option(5.0, metavar="S", help="seconds between SIGTERM and SIGKILL")
+    heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
+    out: Path = option(Path("ci-budget-results.json"), help="the results file to write")
+    artifacts_dir: Path | None = option(
+        None, metavar="DIR", help="raw reports (default: next to --out)"
+    )
+    python: str | None = option(None, help="the tests' interpreter (default: this one)")
+    mode: str | None = option(
+        None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
+    )
+    fail_fast: bool = option(
+        False,
+        off="--continue-on-error",
+        help="stop at the first file that fails, or run every file (--continue-on-error)",
+    )
+    runner_config: str | None = option(None, help="runner config name, for the record")
+    runner_labels: str | None = option(
+        None, help="comma-separated labels (default: $RUNNER_LABELS)"
+    )
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
@@ -42,6 +67,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     from ci_budget.runner.gpu import GpuProbe
 
     sink = sink or Sink(settings)
+    settings.check()  # a bad root or config is the first error
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
@@ -67,7 +93,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
-    opts = runner.RunOptions(
+    opts = runner.RunSetup(
         root=settings.root,
         config=settings.config,
         out=out,

@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class ScanOptions:
-    format: str = "table"
-    suites: list[str] = field(default_factory=list)
-    stages: list[str] = field(default_factory=list)
-    runner_configs: list[str] = field(default_factory=list)
-    backends: list[str] = field(default_factory=list)
-    full: bool = False
-    jobs: int | None = None
-    cache: Path | None = None
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    suites: list[str] = option(list, flag="--suite", help="only this suite (repeatable)")
+    stages: list[str] = option(list, flag="--stage", help="only this stage (repeatable)")
+    runner_configs: list[str] = option(
+        list, flag="--runner-config", help="only this runner config (repeatable)"
+    )
+    backends: list[str] = option(
+        list, flag="--backend", help="only this backend (cuda, cpu, ...; repeatable)"
+    )
+    full: bool = option(
+        False,
+        help="parse every file completely (also finds syntax errors outside the registrations)",
+    )
+    jobs: int | None = option(None, help="worker processes (default: all cores)")
+    cache: Path | None = option(
+        None, metavar="FILE", help="reuse results of unchanged files (a JSON file)"
+    )
 
 
 def scan(settings, options: ScanOptions, sink: Sink | None = None) -> int:

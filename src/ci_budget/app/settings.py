@@ -48,6 +48,11 @@ class Settings:
             raise AppError(f"--root {self._root}: not a directory")
         return root
 
+    @property
+    def root_given(self) -> bool:
+        """Whether the root was named (--root), rather than found from the current directory."""
+        return self._root is not None
+
     @cached_property
     def config(self):
         from ci_budget.config import ConfigError

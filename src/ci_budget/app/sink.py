@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
+from ci_budget.render.escape import log_text  # the CLI's own error line uses it too
 
 
 class Sink:
@@ -31,9 +32,7 @@ class Sink:
 
     def write(self, text: str) -> None:
         """`text` on stdout as it is, except that no line of it reads as a workflow command
-        (`workflow.log_text`): paths, suite names and messages come from the PR's files."""
-        from ci_budget.github.workflow import log_text
-
+        (`escape.log_text`): paths, suite names and messages come from the PR's files."""
         self.stdout.write(log_text(text))
 
     def echo(self, text: str = "") -> None:
@@ -56,8 +55,6 @@ class Sink:
 
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
-        from ci_budget.github.workflow import log_text
-
         print(log_text(text), file=self.stderr)
 
     def warn(self, text: str) -> None:

@@ -1,34 +1,38 @@
-"""Use case `suggest`: new est_time values from the timing history, optionally written back."""
+"""Use case `history suggest`: new est_time values from the timing history, optionally written
+back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget import HISTORY_STORE
+from ci_budget.app.history import store_option
+from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 
 @dataclass
 class SuggestOptions:
-    store: Path = Path(HISTORY_STORE)
-    suites: list[str] = field(default_factory=list)
-    write: bool = False
-    format: str = "table"
-    min_samples: int = 1
-    include_all: bool = False  # also changes below the 30 s / 30 % rule
+    store: Path | None = store_option()
+    suites: list[str] = option(list, flag="--suite", help="only this suite (repeatable)")
+    write: bool = option(False, help="rewrite est_time in the test files")
+    format: str = option("text", choices=("text", "json"), help="what to print")
+    min_samples: int = option(1, help="passing runs needed for a suggestion")
+    include_all: bool = option(
+        False, flag="--all", help="also list changes below the 30 s / 30 %% rule"
+    )
 
 
 def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
     """Exit 2 when a file could not be rewritten."""
-    from ci_budget.app.history import open_store
+    from ci_budget.app.history import open_store, store_path
     from ci_budget.budget import suggest as rule
     from ci_budget.registry.parse import select
     from ci_budget.workspace.scan import scan_tree
 
     sink = sink or Sink(settings)
     root, config = settings.root, settings.config
-    history = open_store(options.store)
+    history = open_store(store_path(settings, options.store))
     found_scan = scan_tree(root, config)
     regs = select(found_scan, suites=options.suites)
     found = rule.suggest(

@@ -26,3 +26,10 @@ def table_rows_and_classes(settings, rels: list[str], ci_arch: str | None = None
 
     rows, problems, classes = guard_files(settings.root, rels, settings.config, ci_arch)
     return list(rows), list(problems), classes
+
+
+def table_rows_at(settings, commit: str, rels: list[str]) -> list[ArchRow]:
+    """Flagged rows of `rels` at `commit` (the static report's base), for what the PR changed."""
+    from ci_budget.workspace.guards import rows_at_commit
+
+    return rows_at_commit(settings.root, commit, rels, settings.config)

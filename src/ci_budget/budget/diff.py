@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from ci_budget.budget.impact import SuiteImpact, runner_gpus, suite_impacts
+from ci_budget.budget.verdict import pr_risk
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
@@ -64,10 +65,11 @@ class StaticReport(BaseModel):
     errors_introduced: list[Problem] = Field(default_factory=list)
     history: list[HistoryNote] = Field(default_factory=list)
     arch_rows: list[ArchRow] = Field(default_factory=list)
+    arch_rows_before: list[ArchRow] = Field(default_factory=list)  # the same files' at the base
     arch_problems: list[Problem] = Field(default_factory=list)
     est_delta: float = 0.0  # change of the enabled est_time over the affected suites
     gpu_seconds_delta: float = 0.0  # per future run, over suites with known GPU counts
-    risk: str = "ok"
+    risk: str = "ok"  # the stage-timeout risk this PR causes (`verdict.pr_risk`)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -200,7 +202,7 @@ def build_static(
                         file=c.file, suite=suite, est_time=c.est_after, stats=stats, trend=trend
                     )
                 )
-    risk = max((s.risk for s in suites), key=RISK_ORDER.index, default="ok")
+    risk = max((pr_risk(s) for s in suites), key=RISK_ORDER.index, default="ok")
     unknown = sorted({s.suite for s in suites if s.gpus is None})
     report_notes = []
     if unknown:

@@ -1,8 +1,9 @@
-"""`ci-budget` command line. Each subcommand lives in its own module with `add_parser` (argparse)
-and `run`, which turns the arguments into `Settings` and options and makes one `app` call.
+"""`ci-budget` command line. Each top-level command lives in its own module with `add_parser`,
+which names the use case each of its leaves runs (`cli.common.add_leaf`); the leaf's flags come
+from that use case's options, and its run is one `app` call.
 
-Subcommand modules import only argparse at module level so `--help` stays fast; heavy imports
-(PyGithub, pydantic models, the runner) happen inside `run`.
+Command modules import only argparse at module level, and a leaf loads its use case's module
+only when it parses or prints help, so `--help` stays fast.
 """
 
 from __future__ import annotations
@@ -11,25 +12,15 @@ import argparse
 import importlib
 import sys
 
-# name -> module under ci_budget.cli; order is the order shown in --help
-COMMANDS = [
-    "scan",
-    "run",
-    "report",
-    "plan",
-    "arch",
-    "arch_table",
-    "guard",
-    "history",
-    "suggest",
-    "conformance",
-]
+# module under ci_budget.cli, one per top-level command; order is the order shown in --help
+COMMANDS = ["scan", "plan", "run", "report", "diff", "guard", "history", "conformance"]
 
 EPILOG = """\
 examples:
   ci-budget scan                                   # registered files by suite
   ci-budget run --suite base-b-test-1-gpu-large --partition 0/2
   ci-budget report --results 'results/*.json'      # budget report from one or more shards
+  ci-budget diff --base origin/main                # static report of a PR, no GPU
   ci-budget plan                                   # decide what a GitHub event runs
 
 exit status: 0 fine, 1 the checked condition failed, 2 usage or input error.
@@ -38,22 +29,33 @@ ci-budget.toml or .git, else the current directory) or on --root DIR.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole command line; `lazy`: each leaf's options are added when it is used."""
+    from ci_budget import __version__
+    from ci_budget.cli.common import LazyParser
+
     parser = argparse.ArgumentParser(
         prog="ci-budget",
         description="Time budgets for registered GPU test suites.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from ci_budget import __version__
-
     parser.add_argument("--version", action="version", version=f"ci-budget {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=LazyParser)
     for name in COMMANDS:
-        module = importlib.import_module(f"ci_budget.cli.{name}")
-        sub_parser = module.add_parser(sub)
-        sub_parser.set_defaults(_module=module)
+        importlib.import_module(f"ci_budget.cli.{name}").add_parser(sub)
+    if not lazy:
+        for leaf in leaves(parser):
+            leaf._loaded()
     return parser
+
+
+def leaves(parser: argparse.ArgumentParser):
+    """Every parser that runs a use case, under `parser`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield from leaves(child) if child._defaults.get("_use_case") is None else [child]
 
 
 # Options whose value may start with "-" ("-1/2"): argparse would take it for an option and
@@ -76,11 +78,13 @@ def _glue(argv: list[str]) -> list[str]:
 
 def _unknown(parser: argparse.ArgumentParser, extra: list[str]) -> None:
     """The command's own usage and error (exit 2) for what it does not take, with the closest
-    option it has."""
+    option it has (old spellings, hidden from --help, are never proposed)."""
     import difflib
 
     message = f"unrecognized arguments: {' '.join(extra)}"
-    options = sorted(parser._option_string_actions)
+    options = sorted(
+        o for o, a in parser._option_string_actions.items() if a.help is not argparse.SUPPRESS
+    )
     for word in extra:
         close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.7)
         if word.startswith("--") and close:
@@ -90,19 +94,32 @@ def _unknown(parser: argparse.ArgumentParser, extra: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args, extra = parser.parse_known_args(_glue(sys.argv[1:] if argv is None else list(argv)))
+    from ci_budget.cli.aliases import Refused, renamed
+
+    words = _glue(sys.argv[1:] if argv is None else list(argv))
+    try:
+        words, said = renamed(words)
+    except Refused as exc:
+        print(f"ci-budget {words[0]}: {exc}", file=sys.stderr)
+        return 2
+    for line in said:
+        print(line, file=sys.stderr)
+    parser = build_parser(lazy=True)
+    args, extra = parser.parse_known_args(words)
     if extra:
         _unknown(getattr(args, "_parser", parser), extra)
-    if getattr(args, "_module", None) is None:
+    if getattr(args, "_use_case", None) is None:
         parser.print_help()
         return 2
     from ci_budget.app.errors import AppError
+    from ci_budget.cli.common import call
 
     try:
-        return int(args._module.run(args) or 0)
-    except AppError as exc:
-        print(f"ci-budget {args.command}: {exc}", file=sys.stderr)
+        return call(args)
+    except AppError as exc:  # the message may quote a PR's text: no workflow command from it
+        from ci_budget.app.sink import log_text
+
+        print(log_text(f"{args._parser.prog}: {exc}"), file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         return 130

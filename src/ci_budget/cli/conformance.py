@@ -4,40 +4,36 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.cli.common import add_common, add_partition_model, add_subcommand
+from ci_budget.cli.common import add_leaf
+
+# A user command, not only this project's proof: an sglang maintainer runs it on their own
+# checkout to see that ci-budget decides as their CI scripts do before adopting it.
+DESCRIPTION = (
+    "For sglang maintainers, before adopting ci-budget: prove on your own checkout that it "
+    "decides as your CI scripts do. Loads the checkout's python/sglang/test/ci/ci_register.py, "
+    "scripts/ci/utils/compute_partitions.py and test/run_suite.py by file path (never "
+    "`import sglang`; standard library and PyYAML only), runs them, and compares with what "
+    "ci-budget decides zero config: every registration field by field, the run-ci dispatch per "
+    "suite (shards, max_parallel, runner labels) and every shard's files in order. It runs the "
+    "checkout's scripts in this process: use it on checkouts you trust. "
+    "Exit status: 0 identical, 1 any difference, 2 (one line) a script is missing or fails, "
+    "or the checkout's CI does what ci-budget does not model."
+)
 
 
-def add_parser(sub):
-    p = add_subcommand(
+def _path(p) -> None:
+    p.add_argument("_root", type=Path, nargs="?", metavar="PATH",
+                   help="an sglang checkout (default: --root)")  # fmt: skip
+
+
+def add_parser(sub) -> None:
+    add_leaf(
         sub,
         "conformance",
-        help="compare ci-budget with an sglang checkout's own CI scripts",
-        description="Load the checkout's python/sglang/test/ci/ci_register.py, "
-        "scripts/ci/utils/compute_partitions.py and test/run_suite.py by file path (never "
-        "`import sglang`; standard library and PyYAML only), run them, and compare with what "
-        "ci-budget decides zero config: every registration field by field, the run-ci dispatch "
-        "per suite (shards, max_parallel, runner labels) and every shard's files in order. "
-        "It runs the checkout's scripts in this process: use it on checkouts you trust. "
-        "Exit status: 0 identical, 1 any difference, 2 (one line) a script is missing or "
-        "fails, or the checkout's CI does what ci-budget does not model.",
+        help="prove on an sglang checkout that ci-budget decides as its own CI scripts do",
+        description=DESCRIPTION,
         example="ci-budget conformance ../sglang\n"
         "ci-budget conformance ../sglang --partition-model model.json",
+        use_case=("ci_budget.app.conformance", "conformance", "ConformanceOptions"),
+        extra=_path,
     )
-    p.add_argument(
-        "path", type=Path, nargs="?", metavar="PATH", help="an sglang checkout (default: --root)"
-    )
-    add_common(p)
-    add_partition_model(p)
-    p.add_argument("--max-differences", type=int, default=40, metavar="N",
-                   help="differences listed after the table (default 40)")  # fmt: skip
-    return p
-
-
-def run(args) -> int:
-    from ci_budget.app.conformance import ConformanceOptions, conformance
-    from ci_budget.cli.common import settings
-
-    if args.path is not None:
-        args.root = args.path
-    options = ConformanceOptions(args.partition_model, args.max_differences)
-    return conformance(settings(args), options)

@@ -1,29 +1,70 @@
-"""`ci-budget guard verify`: a guard file run with its fix reverted and as it is, on this
-machine's GPU, and its measured table filled for this architecture."""
+"""`ci-budget guard`: the measured tables in bit-exact guards' docstrings: check them for the
+CI architecture, fill them from a run, verify them on this GPU, suggest the filled table."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from ci_budget.cli.common import add_group, add_leaf
 
-from ci_budget.cli.common import add_common, add_subcommand
-
-EXAMPLE = (
+VERIFY_EXAMPLE = (
     "ci-budget guard verify test/registered/radix_cache/test_kl_bitexact.py "
     "--revert fixes/34184.patch\n"
     "ci-budget guard verify test/registered/x/test_kl.py --revert 1a2b3c4 --write"
 )
 
 
-def add_parser(sub):
-    p = add_subcommand(
+def add_parser(sub) -> None:
+    verbs = add_group(
         sub,
         "guard",
-        help="verify a guard's measured table on this machine's GPU",
-        description="Bit-exact guards: run them with their fix reverted and fill their tables.",
-        example=EXAMPLE,
+        help="check, fill, verify and suggest the measured tables of bit-exact guards",
+        description="Bit-exact guards keep a measured table (fix reverted / fix in place, per "
+        "GPU architecture) in a docstring: check it for the CI architecture, fill it from a "
+        "run, verify it on this machine's GPU, suggest the filled table on the PR.",
+        example="ci-budget guard check --suite base-b-test-1-gpu-large\n" + VERIFY_EXAMPLE,
     )
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
-    v = add_subcommand(
+    _check(verbs)
+    _fill(verbs)
+    _verify(verbs)
+    _suggest(verbs)
+
+
+def _check(verbs) -> None:
+    add_leaf(
+        verbs,
+        "check",
+        help="flag table rows not shown to matter on the CI architecture",
+        description="Read the measured tables (fix reverted / fix in place, per GPU "
+        "architecture) in module and class docstrings and flag rows whose fix is not shown "
+        "to matter on the CI architecture. The CI arch is --arch, else the runner config of "
+        "--suite or of each file's registration, else the docstring's 'CI runs X' hint.",
+        example="ci-budget guard check test/registered/radix_cache/test_kl_bitexact.py\n"
+        "ci-budget guard check --suite base-b-test-1-gpu-large --format json --fail-on-flags",
+        use_case=("ci_budget.app.check", "check", "CheckOptions"),
+    )
+
+
+def _fill(verbs) -> None:
+    add_leaf(
+        verbs,
+        "fill",
+        help="print a file's measured tables, filled with values from a run",
+        description="Print the measured tables of FILE. With --fill-from, write each row's "
+        "value from the results into the column of the run's GPU architecture, keeping the "
+        "table's layout: the 'fix reverted' column with --reverted (the run had the fix "
+        "switched off), else the 'fix in place' column. A test's value is its record_property "
+        "'avg_kl_div', else the last value it printed matching the value pattern "
+        "(arch.value-pattern, default 'avg_kl_div=<number>'); rows are matched by name "
+        "(docs/arch-tables.md). Values matching no row, rows two tests claim and values "
+        "whose rows sit under several fixes are listed, never guessed. "
+        "--write edits the table lines of FILE in place.",
+        example="ci-budget guard fill test/registered/x/test_kl.py --fill-from results.json\n"
+        "ci-budget guard fill test_kl.py --fill-from reverted.json --reverted --write",
+        use_case=("ci_budget.app.fill", "fill", "FillOptions"),
+    )
+
+
+def _verify(verbs) -> None:
+    add_leaf(
         verbs,
         "verify",
         help="run FILE with fixes reverted, then as it is, and fill this GPU's columns",
@@ -34,27 +75,13 @@ def add_parser(sub):
         "tests recorded or printed, and every row that stays silent or unverified on this "
         "architecture. The worktree is removed whatever happens. Only rows of the fix the REF "
         "names (its number in a patch name or commit subject, or --group) get reverted values.",
-        example=EXAMPLE,
+        example=VERIFY_EXAMPLE,
+        use_case=("ci_budget.app.guard_verify", "guard_verify", "VerifyOptions"),
     )
-    add_common(v)
-    _add_suggest(verbs)
-    v.add_argument("file", help="guard test file with a measured table in a docstring")
-    v.add_argument("--revert", nargs="+", required=True, metavar="REF",
-                   help="commit or patch file of each fix to revert")  # fmt: skip
-    v.add_argument("--group", metavar="FIX", help="table group of the fix (default: from REF)")
-    v.add_argument("--arch", help="architecture (default: the GPU found on this machine)")
-    v.add_argument("--python", help="interpreter the tests run with (default: this one)")
-    v.add_argument("--timeout-per-file", type=float, metavar="S",
-                   help="per-run timeout in seconds (default: the config's file timeout)")  # fmt: skip
-    v.add_argument("--write", action="store_true", help="edit FILE's docstring in place")
-    v.add_argument("--results-dir", type=Path, metavar="DIR",
-                   help="write reverted.json and fixed.json (the two runs' results) and "
-                   "verification.json (the values by row) there")  # fmt: skip
-    return p
 
 
-def _add_suggest(verbs) -> None:
-    s = add_subcommand(
+def _suggest(verbs) -> None:
+    add_leaf(
         verbs,
         "suggest",
         help="post a verification's filled table as a review suggestion on the PR",
@@ -66,75 +93,6 @@ def _add_suggest(verbs) -> None:
         "plain comment. Needs GITHUB_REPOSITORY and a token with pull-requests: write.",
         example="ci-budget guard suggest --verification v/verification.json --pr 12 --sha "
         "0123abc...",
+        use_case=("ci_budget.app.guard_suggest", "guard_suggest", "GuardSuggestOptions"),
+        token="GitHub token (default: $GITHUB_TOKEN)",
     )
-    add_common(s)
-    s.add_argument("--verification", type=Path, required=True, metavar="FILE")
-    s.add_argument("--pr", type=int, required=True, help="pull request number")
-    s.add_argument("--sha", required=True, help="the commit the plan pinned (head-sha)")
-    s.add_argument("--token", help="GitHub token (default: GITHUB_TOKEN)")
-    s.add_argument("--dry-run", action="store_true", help="print the comment, post nothing")
-
-
-def run(args) -> int:
-    if args.verb == "suggest":
-        return _suggest(args)
-    return _verify(args)
-
-
-def _suggest(args) -> int:
-    from ci_budget.app.guard_suggest import SuggestOptions, suggest
-    from ci_budget.cli.common import settings
-
-    options = SuggestOptions(args.verification, args.pr, args.sha, post=not args.dry_run)
-    for body in suggest(settings(args), options):
-        print(body)
-    return 0
-
-
-def _verify(args) -> int:
-    import sys
-
-    from ci_budget.app.guard_verify import GuardError, verify
-    from ci_budget.cli.common import CliError, load
-    from ci_budget.workspace.sources import repo_relative
-
-    root, config = load(args)
-    rel = repo_relative(root, args.file)
-    if not (root / rel).is_file():
-        raise CliError(f"{args.file}: no such file")
-    python = args.python or sys.executable
-    try:
-        result = verify(root, config, rel, args.revert, python=python, arch=args.arch,
-                        group=args.group, cwd=Path.cwd(), stream=sys.stderr,
-                        timeout=args.timeout_per_file)  # fmt: skip
-    except GuardError as exc:
-        raise CliError(str(exc)) from None
-    print(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
-          f" (rows of {result.group or 'every fix'})")  # fmt: skip
-    for line, lines in result.tables:
-        print(f"{rel}:{line}:")
-        print("\n".join(lines))
-    for problem in result.problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    for row in result.flagged():
-        print(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
-    if args.results_dir is not None:
-        _save(args.results_dir, result, root)
-    if args.write and result.source != (root / rel).read_text(encoding="utf-8"):
-        (root / rel).write_text(result.source, encoding="utf-8")
-        print(f"wrote {rel}", file=sys.stderr)
-    return 0 if result.tables else 1
-
-
-def _save(where: Path, result, root: Path) -> None:
-    import sys
-
-    from ci_budget.app.guard_verify import record
-    from ci_budget.runner.outcome import write_results
-    from ci_budget.workspace.git import head_commit
-
-    for name, run in result.runs.items():
-        write_results(run, where / f"{name}.json")
-    data = record(result, head_commit(root)).model_dump_json(indent=2)
-    (where / "verification.json").write_text(data + "\n", encoding="utf-8")
-    print(f"wrote {where}/reverted.json, fixed.json, verification.json", file=sys.stderr)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ci_budget.github import sticky
+from ci_budget.github.commands import CommandCalls
 from ci_budget.github.retry import (  # noqa: F401 - re-exported: part of this module's API
     NOT_ACCESSIBLE,
     Budget,
@@ -61,7 +62,7 @@ class PullInfo(BaseModel):
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
 
 
-class GitHubClient:
+class GitHubClient(CommandCalls):
     def __init__(
         self,
         repo: str,

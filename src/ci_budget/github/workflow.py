@@ -4,44 +4,35 @@ Every function here is a no-op-safe writer: when the variable is unset (a local 
 nothing or prints where a human reads it.
 
 The runner reads every line a step prints (lines end at `\n`, `\r` or `\r\n`) and treats one
-that starts, after blanks, with `::` or `##[` as a workflow command: a fake annotation,
-`add-mask`, `stop-commands`. Text from data reaches the log only through `log_text` (or
-`print_report`), and annotation values are escaped as GitHub's toolkit escapes them.
+that starts, after blanks, with `::`, or holds `##[` anywhere, as a workflow command: a fake
+annotation, `add-mask`, `stop-commands`. Text from data reaches the log only through
+`render.escape.log_text` (or `print_report`), and annotation values are escaped as GitHub's
+toolkit escapes them, after the same escaping layer.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from ci_budget.render.escape import log_text, visible  # noqa: F401 - log_text: this module's API
+
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects step summaries over 1 MiB
-ZWSP = "\u200b"  # not whitespace to the runner, so a line starting with it is no command
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_COMMAND = re.compile(r"\s*(?:::|##\[)")
 
 
 def _escape_data(value: str) -> str:
-    """As `escapeData` in @actions/core: `%`, `\r`, `\n`."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """As `escapeData` in @actions/core (`%`, `\r`, `\n`), bidi and invisible code points shown.
+    The line is a command already (`::level ...::`), so the runner reads no other in it."""
+    return visible(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(value: str) -> str:
     """As `escapeProperty` in @actions/core: also `:` and `,`."""
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-def log_text(text: str) -> str:
-    """`text` safe to print in a job log: every `\r` ends a line as the runner would read it,
-    and a line that would read as a workflow command gets a zero-width space in front."""
-    # Without a `\r`, lines end only at `\n`: str.split is the same cut, many times faster on
-    # the megabytes of a report's JSON copy.
-    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
-    return "\n".join(ZWSP + line if _COMMAND.match(line) else line for line in lines)
 
 
 def show_report(

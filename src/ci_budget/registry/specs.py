@@ -184,10 +184,10 @@ def _files(registry: Registry, path: str, spec: str) -> list[str] | str:
     if is_glob(path):
         bases = ["", registry.base] if registry.base else [""]
         tops = [registry.root, *registry.dirs] if "/" not in path else bases
-        where = " or ".join(f"{t}/" if t else "the repository root" for t in tops)
+        where = " or ".join(show(f"{t}/", 100) if t else "the repository root" for t in tops)
         return registry.expand(path) or (
             f"no test file matches {show(path, 100)} {'under' if '/' not in path else 'from'} "
-            f"{where} (a glob matches files named test_*.py)"
+            f"{where} (a glob matches `test_*.py` files only)"
         )
     found = registry.find(path)
     if isinstance(found, str):

@@ -8,16 +8,20 @@ table cells come from the PR's files and go through `escape`.
 from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
+from ci_budget.budget.impact import SuiteImpact
+from ci_budget.budget.verdict import below_p90, pr_risk, static_verdict
 from ci_budget.render import mermaid
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
+from ci_budget.render.verdict import Words, context, headline
 
 MARKER = marker_for("budget")
 LIMIT = COMMENT_LIMIT
 RISK_ICON = {"ok": "✅", "near": "⚠️", "over": "🛑"}
+MAX_PICTURES = 3
 
 
 def _s(seconds: float | None) -> str:
@@ -85,6 +89,13 @@ def _part(title: str, columns: list[str], rows: list[str]) -> Part:
     return Part(f"\n### {title}\n\n", md_head(columns), rows, priority=1, noun="more row(s)")
 
 
+def _risk_cell(s) -> str:
+    """The suite's risk after the PR; one the PR did not cause (or worsen) says so."""
+    if pr_risk(s) == s.risk:
+        return f"{RISK_ICON[s.risk]} {s.risk}"
+    return f"ℹ️ {s.risk}, not made worse"
+
+
 def _suite_row(s) -> str:
     shards = (
         f"{s.shards_before} → {s.shards_after}"
@@ -97,7 +108,7 @@ def _suite_row(s) -> str:
         f"({s.makespan_after / s.timeout_s * 100:.0f} %)"
     )
     return md_row(
-        [f"{RISK_ICON[s.risk]} {s.risk}", makespan]
+        [_risk_cell(s), makespan]
         + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards]
         + [_gpu(s.gpu_seconds_delta), runners, f"{s.files_before} → {s.files_after}", code(s.suite)]
     )
@@ -145,23 +156,55 @@ def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
 
 
 def _top(report: StaticReport) -> str:
+    """The verdict (what this PR must act on, worst first), then what changed against the
+    base, then what is true but not this PR's doing."""
     base = report.base_commit[:12] or report.base_ref
-    head = [
-        MARKER,
-        f"## {RISK_ICON.get(report.risk, '')} ci-budget: est_time changes vs {code(base)}",
-        "",
-    ]
+    v = static_verdict(report)
+    short = short_names(verdict_names(v))
+    w = Words(name=code, text=md, short=lambda path: short.get(path, path))
+    head = [MARKER, f"## {headline(v, w, 'ci-budget')}", ""]
     if not report.changes and not report.errors_introduced:
-        head.append("No registration changes against the base.")
+        head.append(f"No registration changes against {code(base)}.")
     else:
         head.append(
-            f"**{len(report.changes)}** registration change(s); budget "
-            f"**{_signed(report.est_delta)}** per run; GPU cost {_gpu(report.gpu_seconds_delta)} "
-            f"per run; stage timeout risk: **{report.risk}**."
+            f"est_time changes vs {code(base)}: **{len(report.changes)}** registration "
+            f"change(s); budget **{_signed(report.est_delta)}** per run; GPU cost "
+            f"{_gpu(report.gpu_seconds_delta)} per run."
         )
+    told = context(v, w)
+    if told:
+        head.append(f"\n_{told}_")
     for note in report.notes:
         head.append(f"\n_{md(note)}_")
     return "\n".join(head) + "\n"
+
+
+def verdict_names(v) -> list[str]:
+    """The file paths a verdict names (for their short names)."""
+    files = ("timeout", "failed", "over", "below-p90", "registry-error")
+    return [n for f in [*v.findings, *v.context] if f.kind in files for n in f.names]
+
+
+def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
+    """(Gantts, history charts), at most `MAX_PICTURES` in all: those about the verdict first
+    (a suite this PR puts at risk, a file whose new est_time is below its p90), then the rest
+    of the suites whose shards change materially, then the other history charts."""
+    suites = sorted(
+        (s for s in report.suites if mermaid.material(s)),
+        key=lambda s: -s.makespan_after / s.timeout_s,
+    )
+    notes = [n for n in report.history if n.trend]
+    first = [s for s in suites if pr_risk(s) != "ok"] + [n for n in notes if below_p90(n)]
+    rest = [s for s in suites if pr_risk(s) == "ok"] + [n for n in notes if not below_p90(n)]
+    gantts, charts = [], []
+    for item in first + rest:
+        if len(gantts) + len(charts) == MAX_PICTURES:
+            break
+        if isinstance(item, SuiteImpact):
+            gantts.append(mermaid.shard_gantt(item))
+        elif chart := mermaid.trend_chart(item.file, item.trend, item.est_time):
+            charts.append(chart)
+    return gantts, charts
 
 
 def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) -> str:
@@ -175,10 +218,11 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
             "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    pictures = [
-        mermaid.part("Predicted shards per suite vs timeout", mermaid.suite_gantts(report)),
-        mermaid.part("Measured history vs est_time", mermaid.history_charts(report)),
+    gantts, charts = pictures(report)
+    drawn = [
+        mermaid.part("Predicted shards of the suites this PR changes materially", gantts),
+        mermaid.part("Measured history vs est_time", charts),
     ]
-    parts = [*_parts(report, blob), *pictures, foot]
+    parts = [*_parts(report, blob), *drawn, foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)

@@ -1,4 +1,4 @@
-"""The static budget report for a terminal (`report --base REF --format terminal`). Pure.
+"""The static budget report for a terminal (`diff --base REF --format text`). Pure.
 
 Verdict first: each table leads with what the reader decides on (risk, change), the names last.
 Text from the PR's files is made single-line by the table formatter (`escape.plain`).
@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact
+from ci_budget.budget.verdict import pr_risk, static_verdict
 from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
+from ci_budget.render.verdict import WORD, Words, context, headline
 
 _WHAT = {
     "est_time": "est_time",
@@ -46,20 +48,25 @@ def _suite(s: SuiteImpact) -> list[str]:
     used = f"{s.makespan_after / s.timeout_s * 100:.0f} %" if s.timeout_s else "-"
     makespan = f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min"
     est = f"{_s(s.est_before)} → {_s(s.est_after)}"
-    return [s.risk, used, makespan, est, shards, _gpu(s.gpu_seconds_delta), s.suite]
+    risk = s.risk if pr_risk(s) == s.risk else f"{s.risk}, not made worse"
+    return [risk, used, makespan, est, shards, _gpu(s.gpu_seconds_delta), s.suite]
 
 
 def terminal(report: StaticReport) -> str:
     base = report.base_commit[:12] or report.base_ref
-    out = [f"ci-budget (budget): est_time changes vs {plain(base)}"]
+    v = static_verdict(report)
+    w = Words(name=plain, text=plain)
+    out = [headline(v, w, "ci-budget (budget)", mark=WORD)]
     if not report.changes and not report.errors_introduced:
-        out.append("No registration changes against the base.")
+        out.append(f"No registration changes against {plain(base)}.")
     else:
         out.append(
-            f"{len(report.changes)} registration change(s); budget {_signed(report.est_delta)} "
-            f"per run; GPU cost {_gpu(report.gpu_seconds_delta)} per run; "
-            f"stage timeout risk: {report.risk}"
+            f"est_time changes vs {plain(base)}: {len(report.changes)} registration change(s); "
+            f"budget {_signed(report.est_delta)} per run; GPU cost "
+            f"{_gpu(report.gpu_seconds_delta)} per run"
         )
+    if told := context(v, w):
+        out.append(told)
     out += [f"note: {plain(n)}" for n in report.notes]
     if report.errors_introduced:
         rows = [(f"{p.file}:{p.line}", p.message) for p in report.errors_introduced]

@@ -9,6 +9,13 @@ these before it reaches markdown or a terminal:
 - `html(text)`: text inside raw HTML (`<summary>`); HTML-escaped, single line.
 - `code(text)`: an inline code span fenced with more backticks than any run inside.
 - `plain(text)`: a single line for a terminal or a fenced block: no control characters.
+- `inline(text)`: a line of ci-budget's own markdown (a reply, a notice, a step summary) whose
+  `code spans` are its own and whose other text may hold anything: inert outside the spans.
+- `log_text(text)`: text for a job log (many lines): no line reads as a workflow command.
+
+Bidirectional and invisible code points (U+202E, U+2066, U+200B, U+FEFF, the tag characters,
+...) are shown as `<U+202E>` by every function here, never applied: a name cannot reorder or
+hide what a reader sees (Trojan Source), and the text stays as long as it was.
 
 GitHub turns `@name`, `#12`, `owner/repo#12`, `GH-12` and bare URLs into mentions and links even
 in escaped text, so `md` and `html` put a zero-width space (`&#8203;`, the entity Dependabot uses
@@ -36,9 +43,30 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _HTML_RE = re.compile(r"[&<>]")
 
 
+# Format characters (Unicode category Cf, as of Unicode 14-15: bidi controls, zero-width spaces
+# and joiners, BOM, tag characters, ...; U+13439-1343F joined Cf in 15), and the blank letters
+# and the joiner that render as nothing. tests/test_escape_layer.py checks this against the
+# running Python's `unicodedata`.
+_HIDDEN = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f\u034f\u115f\u1160\u3164\uffa0]"
+)
+
+
+def visible(text: object) -> str:
+    """`text` with each bidi or invisible code point written as `<U+XXXX>`."""
+    text = str(text)
+    if text.isascii():  # the common case, and a fast one on megabytes of report
+        return text
+    return _HIDDEN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+
+
 def plain(text: object) -> str:
-    """`text` on one line: each run of control characters (newline, `\\r`, tab, ESC) is a space."""
-    return _CONTROL.sub(" ", str(text))
+    """`text` on one line: each run of control characters (newline, `\\r`, tab, ESC) is a space;
+    bidi and invisible code points are shown (`visible`)."""
+    return visible(_CONTROL.sub(" ", str(text)))
 
 
 def _html_escape(text: str) -> str:
@@ -84,3 +112,58 @@ def fence_for(lines: list[str]) -> str:
 def block_line(text: object) -> str:
     """A line inside a fenced code block: single line, and no `<!--` to forge a marker."""
     return plain(text).replace("<!--", "<" + ZWSP + "!--")
+
+
+def inline(text: object) -> str:
+    """One line of ci-budget's markdown: its `code spans` (single backticks, as `registry.specs
+    .show` and the trigger write them) stay code, holding no marker; everything between them is
+    `md`, so a directory name or a registration string there is never a mention, link, image or
+    HTML. An unpaired backtick is text."""
+    parts = plain(text).split("`")
+    if len(parts) % 2 == 0:  # odd number of backticks: the last one has no partner
+        parts[-2:] = ["\\`".join(parts[-2:])]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append("`" + part.replace("<!--", "<" + ZWSP + "!--") + "`")
+        else:
+            out.append(_inline_text(part))
+    return "".join(out)
+
+
+def _inline_text(text: str) -> str:
+    """`md` for text between code spans; its spaces at either end are kept (they separate it
+    from the spans), and the unpaired backtick `inline` escaped is not escaped twice."""
+    if not text.strip():
+        return text
+    lead = text[: len(text) - len(text.lstrip())]
+    tail = text[len(text.rstrip()) :]
+    pieces = text.strip().split("\\`")
+    return lead + "\\`".join(md(p) if p.strip() else p for p in pieces) + tail
+
+
+# --- job logs ------------------------------------------------------------------------------
+# The runner cuts a step's output at `\n`, `\r` and `\r\n`. A line is a workflow command when
+# it starts with `::` after leading blanks (.NET TrimStart: whitespace, not U+200B), or when
+# `##[` stands anywhere in it (the runner's older parser searches the whole line).
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_COMMAND_START = re.compile(r"\s*::")
+
+
+def log_line(line: str) -> str:
+    """One line for a job log: bidi and invisible code points shown, `##[` broken by a
+    zero-width space wherever it stands, and a zero-width space in front of a line that would
+    start with `::` (`::` elsewhere is no command, and node ids `a.py::Class` keep it)."""
+    line = visible(line)
+    if "##[" in line:
+        line = line.replace("##[", "#" + ZWSP + "#[")
+    return ZWSP + line if _COMMAND_START.match(line) else line
+
+
+def log_text(text: str) -> str:
+    """`text` safe to print in a job log: every `\r` ends a line as the runner would read it,
+    and no line reads as a workflow command (`log_line`)."""
+    # Without a `\r`, lines end only at `\n`: str.split is the same cut, many times faster on
+    # the megabytes of a report's JSON copy.
+    lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
+    return "\n".join(log_line(line) for line in lines)

@@ -31,6 +31,7 @@ class Part:
     noun: str = "items"
     keep: int = -1  # -1: all
     unshown: int = 0  # items after `items`, not rendered (see the module's docstring)
+    close: str = ""  # shown whenever the part has items, after the note (`</details>`)
     _prefix: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -62,7 +63,8 @@ class Part:
         n = self.count()
         keep = len(self.items) if keep is None else keep
         body = len(self.head) + self.prefix()[keep] + len(self.foot) if keep else 0
-        return len(self.title) + body + (len(self.note(n - keep)) if keep < n else 0)
+        note = len(self.note(n - keep)) if keep < n else 0
+        return len(self.title) + body + note + len(self.close)
 
     def render(self) -> str:
         if not self.items:
@@ -74,12 +76,13 @@ class Part:
             text += self.head + "".join(self.items[:keep]) + self.foot
         if keep < n:
             text += self.note(n - keep)
-        return text
+        return text + self.close
 
     def shrink_to(self, room: int) -> int:
         """Keep the most items whose rendering (with its note) fits in `room`; the new size."""
         n = self.count()
-        budget = room - len(self.title) - len(self.head) - len(self.foot) - len(self.note(n))
+        fixed = len(self.title) + len(self.head) + len(self.foot) + len(self.close)
+        budget = room - fixed - len(self.note(n))
         keep = min(len(self.items), max(0, bisect.bisect_right(self.prefix(), budget) - 1))
         while keep > 0 and self.size(keep) > room:
             keep -= 1
@@ -106,7 +109,7 @@ def rendered_until(
 def fit_parts(top: str, parts: list[Part], limit: int) -> int:
     """Cut `parts` (in place) until `top` and their renderings fit `limit`; the total size
     (over `limit` only when the `NEVER` parts alone are too long)."""
-    sizes = [p.size() for p in parts]
+    sizes = [p.size(None if p.keep < 0 else p.keep) for p in parts]  # as already cut
     total = len(top) + sum(sizes)
     order = sorted(
         (i for i, p in enumerate(parts) if p.priority != NEVER and p.items),

@@ -15,13 +15,14 @@ from ci_budget.models import Report
 from ci_budget.render.fit import Part
 
 if TYPE_CHECKING:  # types only: a run report needs neither the static report nor history
-    from ci_budget.budget.diff import StaticReport
     from ci_budget.budget.impact import SuiteImpact
     from ci_budget.history.model import TrendPoint
 
 PRIORITY = 0  # dropped before anything else
-MAX_SUITES = 6
-MAX_FILES = 12
+MAX_FILES = 12  # files in the run report's chart
+MAX_BARS = 6  # shards drawn one by one; more are drawn as longest, median and shortest
+MATERIAL_S = 60.0  # a makespan change a Gantt is drawn for: this many seconds, and
+MATERIAL_SHARE = 0.05  # this share of the timeout
 MAX_POINTS = 30  # runs in a history chart
 _UNSAFE = re.compile(r"[^A-Za-z0-9_./+ -]")
 CHART_STATUSES = ("timeout", "over", "failed", "near")
@@ -53,6 +54,28 @@ def _clock(seconds: float) -> str:
     return f"{whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
+def material(s: SuiteImpact) -> bool:
+    """A suite whose picture says something: its shard count changes, or its predicted
+    makespan moves by at least `MATERIAL_S` seconds and `MATERIAL_SHARE` of its timeout."""
+    if s.timeout_s <= 0 or not (s.loads_before or s.loads_after):
+        return False
+    moved = abs(s.makespan_after - s.makespan_before)
+    return s.shards_before != s.shards_after or moved >= max(
+        MATERIAL_S, MATERIAL_SHARE * s.timeout_s
+    )
+
+
+def _bars(loads: list[float]) -> list[tuple[str, float]]:
+    """(label, seconds) per bar: every shard, or for more than `MAX_BARS` the longest, the
+    median and the shortest (a dozen equal bars say no more than these three)."""
+    if len(loads) <= MAX_BARS:
+        return [(f"shard {i}", seconds) for i, seconds in enumerate(loads, 1)]
+    order = sorted(range(len(loads)), key=lambda i: (-loads[i], i))
+    n = len(loads)
+    picks = (("longest", order[0]), ("median", order[n // 2]), ("shortest", order[-1]))
+    return [(f"shard {i + 1} {word} of {n}", loads[i]) for word, i in picks]
+
+
 def shard_gantt(s: SuiteImpact) -> str | None:
     """One suite's planned shards (est_time each) before and after, against its timeout."""
     if s.timeout_s <= 0 or not (s.loads_before or s.loads_after):
@@ -64,21 +87,14 @@ def shard_gantt(s: SuiteImpact) -> str | None:
     lines.append(f"    axisFormat {_axis(longest)}")
     for when, loads in (("before", s.loads_before), ("after", s.loads_after)):
         lines.append(f"    section {when}")
-        for i, seconds in enumerate(loads, 1):
+        for i, (name, seconds) in enumerate(_bars(loads), 1):
             tag = "crit, " if seconds > s.timeout_s else ""
             end = _clock(max(1, seconds))
-            lines.append(f"    shard {i} {seconds:.0f}s :{tag}{when[0]}{i}, 00:00:00, {end}")
+            lines.append(f"    {name} {seconds:.0f}s :{tag}{when[0]}{i}, 00:00:00, {end}")
     lines.append("    section timeout")
     at = _clock(s.timeout_s)
     lines.append(f"    {s.timeout_s / 60:g} min :milestone, t, {at}, {at}")
     return block(lines)
-
-
-def suite_gantts(report: StaticReport) -> list[str]:
-    """A Gantt per affected suite (at most `MAX_SUITES`), riskiest first."""
-    timed = [s for s in report.suites if s.timeout_s > 0]
-    charts = (shard_gantt(s) for s in sorted(timed, key=lambda s: -s.makespan_after / s.timeout_s))
-    return [c for c in charts if c][:MAX_SUITES]
 
 
 def _dates(points: list[TrendPoint]) -> list[str]:
@@ -118,12 +134,6 @@ def trend_chart(file: str, points: list[TrendPoint], est_now: float | None = Non
     if all(e is not None for e in est):
         lines.append("    line [" + ", ".join(f"{e:g}" for e in est) + "]")
     return block(lines)
-
-
-def history_charts(report: StaticReport) -> list[str]:
-    notes = [n for n in report.history if n.trend][:MAX_FILES]
-    charts = (trend_chart(n.file, n.trend, n.est_time) for n in notes)
-    return [c for c in charts if c]
 
 
 def run_chart(report: Report) -> str | None:

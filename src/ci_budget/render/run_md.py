@@ -1,49 +1,53 @@
 """The run report as GitHub markdown that always fits a limit (65,536 characters for a comment).
 
-Parts are cut by `fit` in a fixed order (per-class detail of passing files first, ok rows next,
-...). Over, timeout and failed lines are never cut; if even they do not fit they switch to one
-line per file. Every string from results goes through `escape`. Linear in the number of files.
+Read at sglang's scale (850 files, 17 suites) the first screen holds what a reader acts on: the
+verdict, the first `ACTION_ROWS` files that need action (timed out, over budget, failed) and
+`GUARD_ROWS` guard rows, then the suite totals; everything else follows, folded in `<details>`
+and grouped by status (and by suite when a group is long). Parts are cut by `fit` in a fixed
+order (per-class detail of passing files first, ok rows next, ...). Files that need action are
+never cut; if even they do not fit, those below the suite totals switch to one line per file.
+Every string from results goes through `escape`. Linear in the number of files.
 """
 
 from __future__ import annotations
 
 from ci_budget.budget.status import ATTENTION, STATUS_ORDER
+from ci_budget.budget.verdict import GUARD_FLAGS, run_verdict
 from ci_budget.models import BudgetLine, Report
 from ci_budget.render import mermaid
-from ci_budget.render.escape import block_line, code, fence_for, html, md
-from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join, rendered_until
+from ci_budget.render.escape import block_line, code, fence_for, md
+from ci_budget.render.fit import COMMENT_LIMIT, NEVER, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
+from ci_budget.render.run_folds import (
+    FOLD_END,
+    REST_LOOK,
+    collapse,
+    details_parts,
+    fold,
+    group_parts,
+    rest_head,
+    rest_row,
+)
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
+from ci_budget.render.verdict import Words, headline
 from ci_budget.render.words import (
     STATUS_EMOJI,
     STATUS_WORD,
     arch_cells,
-    bar,
-    headline,
     pct,
-    run_line,
+    run_places,
     secs,
     suggestion_text,
 )
+from ci_budget.render.words import headline as counts_line
 
-# Keyed by a group's first status: heading, rows priority, details priority, noun for the note.
-GROUP_LOOK = {
-    ATTENTION[0]: ("🔴 Over budget, timed out or failed", NEVER, 8, "files"),
-    "near": ("🟡 Near budget", 7, 5, "near files"),
-    "stale": ("💤 Budget far above measured time", 6, 1, "stale files"),
-    "ok": ("✅ Within budget", 3, 1, "ok files"),
-    "cancelled": ("⏹️ Cancelled", 4, 1, "cancelled files"),
-    "not-run": ("⚪ Not run", 4, 1, "not-run files"),
-}
-# The attention statuses share one table; every other status has its own, in STATUS_ORDER.
-GROUPS = [ATTENTION] + [(s,) for s in STATUS_ORDER if s not in ATTENTION]
+ACTION_ROWS = 10  # files that need action, shown above the suite totals
+GUARD_ROWS = 4  # flagged guard rows shown there
+PLACES = 2  # where the runs ran: named at the top up to this many, else listed at the end
 # Verdict first: at GitHub's ~1,000 px the columns a reader decides on come before the names.
 FILE_HEAD = md_head(
-    ["Status", "Used", "Measured", "Budget", "Suggestion", "File", "Suite"], right={2, 3}
-)
-CLASS_HEAD = md_head(
-    ["Class", "Class setup", "Tests", "Class teardown", "Total", "Share"], right={1, 2, 3, 4, 5}
+    ["Status", "Used", "Measured", "Budget", "Suggestion", "File", "Suite"], right={1, 2, 3}
 )
 SUITE_HEAD = md_head(
     ["Suite", "Files", "Measured", "Budget", "Used", "Over", "Near", "Timeouts", "Failed"]
@@ -59,8 +63,9 @@ def path(line: BudgetLine) -> str:
 
 
 def file_row(line: BudgetLine, short: dict[str, str] | None = None, blob: str | None = None) -> str:
+    """A file that needs action: its use as a number (a bar of an overrun is always full)."""
     status = f"{STATUS_EMOJI[line.status]} {STATUS_WORD[line.status]}"
-    used = f"`{bar(line.ratio)}` {pct(line.ratio)}" if line.ratio is not None else "-"
+    used = pct(line.ratio)
     est = secs(line.est_time or None)
     name = (short or {}).get(line.file)
     where = file_cell(line.file, line.line, name, blob) if name and line.line else path(line)
@@ -77,41 +82,6 @@ def compact_row(line: BudgetLine) -> str:
     return text + (f" → {suggestion}" if suggestion else "") + "\n"
 
 
-def _class_table(line: BudgetLine) -> str:
-    whole = line.measured or 0.0
-    rows = [CLASS_HEAD]
-    for c in line.classes:
-        name = code(c.name) + ("" if c.complete else " (cut short)")
-        share = pct(c.total / whole if whole else None)
-        times = [secs(c.class_setup), secs(c.tests), secs(c.class_teardown), secs(c.total)]
-        rows.append(md_row([name, *times, share]))
-    share = pct(line.unattributed / whole if whole else None)
-    unattributed = "_unattributed: start-up, imports, collection_"
-    rows.append(md_row([unattributed, "", "", "", secs(line.unattributed), share]))
-    return "".join(rows) + "\n"
-
-
-def has_details(line: BudgetLine) -> bool:
-    return bool(line.classes or line.message or line.in_flight)
-
-
-def details(line: BudgetLine) -> str:
-    """The folded breakdown of a line that `has_details`."""
-    n = len(line.classes)
-    summary = f"<code>{html(line.file)}</code> ({html(line.suite)})"
-    if n:
-        summary += f": {n} class{'es' if n != 1 else ''}, {secs(line.unattributed)} unattributed"
-    out = [f"<details><summary>{summary}</summary>\n\n"]
-    if line.message:
-        out.append(f"{md(line.message)}\n\n")
-    if line.in_flight:
-        out.append(f"Running when it was cut off: {code(line.in_flight, cell=False)}\n\n")
-    if line.classes:
-        out.append(_class_table(line))
-    out.append("</details>\n")
-    return "".join(out)
-
-
 def _suites_part(report: Report) -> Part:
     items = [
         md_row(
@@ -125,22 +95,48 @@ def _suites_part(report: Report) -> Part:
     return Part("\n### Suite totals\n\n", SUITE_HEAD, items, priority=NEVER, noun="suites")
 
 
-def _file_parts(report: Report, blob: str | None, limit: int) -> list[Part]:
-    """Per group: its table of files, then the folded per-file details (rendered only as far
-    as the limit: with thousands of files, most could never be shown)."""
-    short = short_names(line.file for line in report.lines)
-    parts = []
-    for statuses in GROUPS:
-        heading, rows_prio, details_prio, noun = GROUP_LOOK[statuses[0]]
-        # report.lines are worst first, so a group of several statuses keeps that order
-        lines = [line for line in report.lines if line.status in statuses]
-        title = f"\n### {heading} ({len(lines):,})\n\n"
-        rows = [file_row(x, short, blob) for x in lines]
-        parts.append(Part(title, FILE_HEAD, rows, priority=rows_prio, noun=noun))
-        blocks, unshown = rendered_until(details, [x for x in lines if has_details(x)], limit)
-        noun = "per-class breakdowns"
-        parts.append(Part("\n", "", blocks, priority=details_prio, noun=noun, unshown=unshown))
-    return parts
+def _cost(line: BudgetLine) -> tuple:
+    """Files that need action, the costliest first: timeouts, failures, then overruns by the
+    seconds past their budget (9 s of a 1 s budget is 900 %, but 8 s)."""
+    return (STATUS_ORDER.index(line.status), -((line.measured or 0.0) - line.est_time))
+
+
+def _action_parts(lines: list[BudgetLine], short, blob) -> tuple[Part, Part]:
+    """(the first `ACTION_ROWS` files that need action, the others, folded): never cut.
+    `lines`: sorted by `_cost`."""
+    rows = [file_row(x, short, blob) for x in lines[:ACTION_ROWS]]
+    more = len(lines) - ACTION_ROWS
+    below = f"\n_… and {more:,} more, below the suite totals._\n" if more > 0 else ""
+    first = Part(f"\n### Files that need action ({len(lines):,})\n\n", FILE_HEAD, rows, below)
+    rest = Part(
+        fold(f"🔴 {max(more, 0):,} more files that need action"), rest_head(True, True, True),
+        [rest_row(x, short, True, True, True) for x in lines[ACTION_ROWS:]],
+        noun="more files that need action", close=FOLD_END,
+    )  # fmt: skip
+    return first, rest
+
+
+def _guard_parts(report: Report) -> tuple[Part, Part]:
+    """Flagged guard rows, those the verdict counts first: the first few above the suite
+    totals, the rest folded below them."""
+    flagged = sorted(
+        (r for r in report.arch_rows if r.flags),
+        key=lambda r: not any(f in GUARD_FLAGS for f in r.flags),
+    )
+    rows = [
+        md_row(
+            [md(", ".join(r.flags)), md(r.case), md(r.group or ""), md(arch_cells(r))]
+            + [code(f"{r.file}:{r.line}")]
+        )
+        for r in flagged
+    ]
+    title = f"\n### Architecture rows not verified on CI hardware ({len(rows):,})\n\n"
+    first = Part(title, ARCH_HEAD, rows[:GUARD_ROWS], noun="architecture rows")
+    rest = Part(
+        fold(f"{max(len(rows) - GUARD_ROWS, 0):,} more architecture rows"), ARCH_HEAD,
+        rows[GUARD_ROWS:], priority=9, noun="architecture rows", close=FOLD_END,
+    )  # fmt: skip
+    return first, rest
 
 
 def _suggestions_part(report: Report) -> Part:
@@ -156,55 +152,88 @@ def _suggestions_part(report: Report) -> Part:
     ]
     fence = fence_for(items)
     head, foot = f"{fence}text\n", f"{fence}\n"
-    return Part("\n### Suggested budgets\n\n", head, items, foot, 10, "suggestions")
+    title = fold(f"Suggested budgets ({len(items):,})")
+    return Part(title, head, items, foot, 10, "suggestions", close=FOLD_END)
 
 
 def _registry_parts(report: Report) -> list[Part]:
     errors = [f"- {code(str(p), cell=False)}\n" for p in report.problems]
     warnings = [f"- {code(str(p), cell=False)}\n" for p in report.warnings]
-    flagged = [r for r in report.arch_rows if r.flags]
-    arch = [
-        md_row(
-            [md(", ".join(r.flags)), md(r.case), md(r.group or ""), md(arch_cells(r))]
-            + [code(f"{r.file}:{r.line}")]
-        )
-        for r in flagged
-    ]
+    notes = [f"- {md(n)}\n" for n in report.notes]
     return [
         Part("\n### Registry problems\n\n", "", errors, priority=10, noun="errors"),
-        Part("\n### Registry warnings\n\n", "", warnings, priority=2, noun="warnings"),
-        Part(
-            "\n### Architecture rows not verified on CI hardware\n\n",
-            ARCH_HEAD,
-            arch,
-            priority=9,
-            noun="architecture rows",
-        ),
-        Part(
-            "\n### Notes\n\n", "", [f"- {md(n)}\n" for n in report.notes], priority=2, noun="notes"
-        ),
-    ]
+        Part(fold(f"Registry warnings ({len(warnings):,})"), "", warnings, priority=2,
+             noun="warnings", close=FOLD_END),
+        Part(fold(f"Notes ({len(notes):,})"), "", notes, priority=2, noun="notes",
+             close=FOLD_END),
+    ]  # fmt: skip
 
 
-def _compact_attention(report: Report, attention: Part, room: int) -> None:
-    """Even the lines that matter do not fit as a table: one line per file, then a prefix."""
-    attention.replace([compact_row(line) for line in report.lines if line.status in ATTENTION])
-    attention.noun = "more over/timeout/failed files (see the report artifact)"
-    if attention.size() > room:
-        attention.shrink_to(room)
+def _places_part(places: list[str]) -> Part:
+    items = [f"- {md(p)}\n" for p in places] if len(places) > PLACES else []
+    title = fold(f"Where it ran ({len(places):,} runner set-ups)")
+    return Part(title, "", items, priority=9, noun="runner set-ups", close=FOLD_END)
+
+
+def _top(report: Report, places: list[str]) -> str:
+    v = run_verdict(report)
+    short = short_names(n for f in v.findings for n in f.names)
+    words = Words(name=code, text=md, short=lambda p: short.get(p, p))
+    top = f"{marker_for(report.kind)}\n## {headline(v, words, md(report.title))}\n"
+    if report.lines:
+        top += f"\n{md(counts_line(report))}\n"
+    if 0 < len(places) <= PLACES:
+        top += "\n" + md("Ran on " + "; ".join(places)) + "\n"
+    elif places:
+        top += f"\nRan in {len(report.meta):,} jobs on {len(places):,} runner set-ups (listed at the end).\n"
+    return top
+
+
+def _compact(part: Part, lines: list[BudgetLine], room: int) -> None:
+    """Even the files that need action do not fit as a table: one line per file, then a
+    prefix of those."""
+    part.replace([compact_row(x) for x in lines])
+    part.noun = "more over/timeout/failed files (see the report artifact)"
+    if part.size() > room:
+        part.shrink_to(room)
+
+
+def _fit(top: str, parts: list[Part], limit: int, attention: list[BudgetLine]) -> None:
+    """Fit the parts; if the files that need action alone are too long, turn those below the
+    suite totals into a list (then those above them too) and fit the others around it."""
+    first, more = parts[0], parts[3]
+    total = fit_parts(top, parts, limit)
+    for part, lines in ((more, attention[ACTION_ROWS:]), (first, attention[:ACTION_ROWS])):
+        if total <= limit or not lines:
+            continue
+        _compact(part, lines, part.size() - (total - limit))
+        for other in parts:
+            if other.priority != NEVER:
+                other.keep = -1
+        total = fit_parts(top, parts, limit)
 
 
 def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None) -> str:
     """`blob`: `https://github.com/OWNER/REPO/blob/SHA` of the commit that ran, for file links."""
-    top = f"{marker_for(report.kind)}\n## {md(report.title)}: {headline(report)}\n"
-    if run_line(report):
-        top += f"\n{md(run_line(report))}\n"
-    parts = _file_parts(report, blob, limit)
-    attention = parts[0]
-    parts += [_suites_part(report), _suggestions_part(report), *_registry_parts(report)]
+    places = run_places(report)
+    top = _top(report, places)
+    short = short_names(line.file for line in report.lines)
+    attention = sorted((x for x in report.lines if x.status in ATTENTION), key=_cost)
+    first, more = _action_parts(attention, short, blob)
+    guard_first, guard_more = _guard_parts(report)
+    parts = [first, guard_first, _suites_part(report), more, guard_more]
+    parts += _registry_parts(report)[:1]
+    if report.lines:
+        parts.append(Part(items=["\n### Everything else\n"]))
+    groups = []
+    for status in REST_LOOK:
+        lines = [x for x in report.lines if x.status == status]
+        groups.append(group_parts(status, lines, short, limit) if lines else [])
+        parts += groups[-1]
+    parts += [*details_parts(report, limit), _suggestions_part(report)]
+    parts += [*_registry_parts(report)[1:], _places_part(places)]
     parts.append(mermaid.part("Measured vs est_time", mermaid.run_chart(report)))
-    total = fit_parts(top, parts, limit)
-    if total > limit:
-        room = attention.size() - (total - limit)
-        _compact_attention(report, attention, room)
+    _fit(top, parts, limit, attention)
+    for group in groups:
+        collapse(group)
     return join(top, parts, limit)

@@ -2,7 +2,7 @@
 
 Every field from data is made single-line (`escape.plain`, through `table.aligned`), so a newline
 or `\\r` in a message cannot start a line of its own. Lines that look like GitHub workflow
-commands are defused where the text is printed (`github.workflow.log_text`). The markdown
+commands are defused where the text is printed (`render.escape.log_text`). The markdown
 report is in `run_md`.
 """
 
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ci_budget.budget.verdict import run_verdict
 from ci_budget.models import BudgetLine, Registration, Report
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
+from ci_budget.render.verdict import WORD, Words
+from ci_budget.render.verdict import headline as verdict_line
 from ci_budget.render.words import (
     STATUS_WORD,
     arch_cells,
@@ -144,7 +147,10 @@ def _shows_detail(line: BudgetLine, classes: str) -> bool:
 def terminal(report: Report, classes: str = "all") -> str:
     """The report as aligned plain text (no size limit: a terminal scrolls). `classes` says
     whose per-class breakdown is shown (`CLASSES`)."""
-    out = [f"{plain(report.title)} ({plain(report.kind)}): {plain(headline(report))}"]
+    title = f"{plain(report.title)} ({plain(report.kind)})"
+    out = [verdict_line(run_verdict(report), Words(name=plain, text=plain), title, mark=WORD)]
+    if report.lines:
+        out.append(plain(headline(report)))
     if run_line(report):
         out.append(plain(run_line(report)))
     out.append("")

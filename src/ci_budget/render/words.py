@@ -98,13 +98,16 @@ def _where(meta) -> str:
     return " · ".join(bits)
 
 
-def run_line(report: Report, limit: int = 6) -> str:
+def run_places(report: Report) -> list[str]:
     """Where the runs ran: GPU (detected arch), runner config, shard, commit; distinct ones."""
-    seen: list[str] = []
+    seen: dict[str, None] = {}
     for meta in report.meta:
-        text = _where(meta)
-        if text not in seen:
-            seen.append(text)
+        seen.setdefault(_where(meta))
+    return list(seen)
+
+
+def run_line(report: Report, limit: int = 6) -> str:
+    seen = run_places(report)
     if not seen:
         return ""
     more = f"; and {len(seen) - limit} more" if len(seen) > limit else ""

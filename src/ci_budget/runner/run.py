@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
-from ci_budget.github.workflow import log_text
 from ci_budget.models import FileResult, RunMeta, RunResults
+from ci_budget.render.escape import log_text
 from ci_budget.runner import progress
 from ci_budget.runner.environment import scrubbed_env
 from ci_budget.runner.outcome import file_result, timings_block, write_results
@@ -56,18 +56,21 @@ def _on_sigterm(signum, frame):
 
 
 @dataclass
-class RunOptions:
+class RunSetup:
+    """How the files run: resolved by the use case from its options (which own the defaults)."""
+
     root: Path
     config: Config
     out: Path
     artifacts_dir: Path
-    python: str = sys.executable
-    mode: str = "pytest"
-    timeout_per_file: float | None = None
-    grace: float = 5.0
-    heartbeat: float = 60.0
+    python: str
+    mode: str
+    timeout_per_file: float | None
+    grace: float
+    heartbeat: float
+    fail_fast: bool
+    pythonpath: tuple[str, ...] = ()  # put before the tests' own PYTHONPATH
     poll: float = 0.25
-    fail_fast: bool = False
     stream: TextIO | None = None  # progress lines; default stdout
 
 
@@ -112,7 +115,7 @@ def _artifact_stem(path: str) -> str:
     return path.replace("/", "__").removesuffix(".py")
 
 
-def _command(job: Job, opts: RunOptions, art: Path) -> tuple[list[str], Path]:
+def _command(job: Job, opts: RunSetup, art: Path) -> tuple[list[str], Path]:
     stem = _artifact_stem(job.path)
     if opts.mode == "script":
         cwd = (opts.root / opts.config.script_cwd).resolve()
@@ -147,17 +150,18 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
                 pass
 
 
-def _file_env(opts: RunOptions, plugin_dir: Path | None, progress_file: Path) -> dict:
+def _file_env(opts: RunSetup, plugin_dir: Path | None, progress_file: Path) -> dict:
     env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
+    first = [str(plugin_dir)] if plugin_dir is not None else []
+    if first or opts.pythonpath:
+        path = (*first, *opts.pythonpath, env.get("PYTHONPATH"))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
     if plugin_dir is not None:
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(plugin_dir), env.get("PYTHONPATH")) if p
-        )
         env["CI_BUDGET_PROGRESS_FILE"] = str(progress_file)
     return env
 
 
-def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: float,
+def _watch(tree: ProcessTree, job: Job, opts: RunSetup, limit: float, start: float,
            live, progress_file: Path, say: Callable[[str], None], tag: str) -> bool:  # fmt: skip
     """Wait for the file's process: live progress or heartbeat lines meanwhile; True when it
     ran past `limit`."""
@@ -182,7 +186,7 @@ def _watch(tree: ProcessTree, job: Job, opts: RunOptions, limit: float, start: f
             next_beat += opts.heartbeat
 
 
-def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[[str], None],
+def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[str], None],
              tag: str) -> FileResult:  # fmt: skip
     art = opts.artifacts_dir
     stem = _artifact_stem(job.path)
@@ -231,7 +235,7 @@ def run_file(job: Job, opts: RunOptions, plugin_dir: Path | None, say: Callable[
     return result
 
 
-def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> None:
+def _run_all(jobs, results: RunResults, opts: RunSetup, plugin_dir, say) -> None:
     stop = False
     for i, job in enumerate(jobs, 1):
         tag = f"[{i}/{len(jobs)}]"
@@ -256,7 +260,7 @@ def _run_all(jobs, results: RunResults, opts: RunOptions, plugin_dir, say) -> No
 
 
 def run_jobs(
-    jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunOptions
+    jobs: list[Job], skipped: list[FileResult], meta: RunMeta, opts: RunSetup
 ) -> RunResults:
     stream = opts.stream or sys.stdout
 

@@ -48,7 +48,7 @@ def gate(event: str, payload: dict, action: str, number: int, sha: str, chosen: 
         f"**ci-budget**: `{sha}` is new on this pull request from a fork. A label approves the "
         f"commit it was applied on, so {labels} no longer runs anything here and was removed. "
         f"To run this commit on the GPU runners, a maintainer applies {labels} again, or "
-        f"comments `{specs.COMMAND}@{sha[:12]} SPEC…`."
+        f"comments `{specs.COMMAND}@{sha} SPEC…`."
     )
     return Plan(
         reason=f"{event} {action}: #{number} is from a fork and {sha[:10]} was pushed after "

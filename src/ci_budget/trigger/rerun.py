@@ -1,12 +1,19 @@
 """`/rerun-test[@SHA] SPEC…` on a pull request: who may ask, and exactly which commit runs. Pure.
 
 The commit is bound to the comment, never to whatever the branch holds when plan starts:
-- `/rerun-test@SHA` (7-40 hex) runs that commit, which must be one of the PR's commits;
+- `/rerun-test@SHA` runs that commit, given by its full 40-hex SHA, which must be one of the
+  PR's commits. A prefix is refused with the head's full SHA in the reply: a prefix names
+  whichever commit has it when plan runs, and a second commit sharing a 12-hex prefix is found
+  in seconds and can be pushed after the approval;
 - plain `/rerun-test` runs the head only when the head is provably older than the comment: the
   head repository's `pushed_at` (GitHub's server time of the last push to any of its branches,
-  from pulls/get) is earlier than the comment's `created_at`. A push after the comment (a
-  force-push included) moves `pushed_at` past it, and the command is refused with a reply that
-  names the current head and the `@SHA` form. Same second counts as "not provably older".
+  from pulls/get) is earlier than the comment's `created_at` (an edited comment: its
+  `updated_at`). GitHub has no server time of a head's arrival on one PR (the timeline's
+  `committed` events carry the pusher's own git dates, `head_ref_force_pushed` covers force
+  pushes only, and the PR's `updated_at` moves with every comment), so this repository-wide time
+  is the one sound bound. A push after the comment (a force-push included) moves `pushed_at`
+  past it, and the command is refused with a reply giving the full-SHA form of the head. Same
+  second counts as "not provably older".
 """
 
 from __future__ import annotations
@@ -18,6 +25,10 @@ from typing import Any
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
+from ci_budget.render.escape import code, inline
+from ci_budget.trigger.authz import RUN, access
+
+FULL_SHA = 40
 
 
 def is_bot(user: Any) -> bool:
@@ -28,26 +39,9 @@ def is_bot(user: Any) -> bool:
 
 
 def authorise(login: str, facts: Any, config: Config) -> str | None:
-    """None when `login` may trigger runs, "ask" when the permission is still unknown, else why
-    not. Only the collaborator permission counts: `author_association` says CONTRIBUTOR for
-    private org members and cannot be trusted either way."""
-    folded = login.lower()
-    if folded in {u.lower() for u in config.github.deny_users}:
-        return f"{login} is not allowed to trigger runs here"
-    if folded in {u.lower() for u in config.github.allow_users}:
-        return None
-    if facts.permission_error:
-        return f"could not check {login}'s permission: {facts.permission_error}"
-    if facts.permission is None:
-        return "ask"
-    allowed = set(config.github.allowed_permissions)
-    perm = {"maintain": "write", "triage": "read"}.get(facts.permission)
-    if facts.permission in allowed or perm in allowed:
-        return None
-    return (
-        f"{login} has '{facts.permission}' permission; runs need "
-        f"{' or '.join(config.github.allowed_permissions)}"
-    )
+    """None when `login` may run tests (`/rerun-test`), "ask" when the permission is still
+    unknown, else why not (`authz.access`)."""
+    return access(RUN, login, facts, config)
 
 
 def _time(text: Any) -> datetime | None:
@@ -60,32 +54,39 @@ def _time(text: Any) -> datetime | None:
         return None
 
 
-def pinned_commit(command: specs.Command, pull: Any, facts: Any, created_at: Any) -> tuple:
+def pinned_commit(
+    command: specs.Command, pull: Any, facts: Any, created_at: Any, retry: str | None = None
+) -> tuple:
     """("need", None) when the PR's commits must be read first; (sha, None) for the commit to
-    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks)."""
+    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks);
+    `retry` replaces the suggested `/rerun-test@SHA` form."""
     head = pull.head_sha
     number = getattr(pull, "number", "?")
+    again = retry or "`" + " ".join([f"{specs.COMMAND}@{head}", *command.specs]) + "`"
     if command.sha:
+        if len(command.sha) != FULL_SHA:
+            return None, (
+                f"`@{command.sha}` has {len(command.sha)} hex digits: a command bound to a "
+                f"commit takes its full 40-hex SHA; the head of #{number} is `{head}`: "
+                f"comment {again}"
+            )
         if facts.commits is None and facts.commits_error is None:
             return "need", None
         if facts.commits_error:
             return None, f"could not list the commits of #{number}: {facts.commits_error}"
-        found = [c for c in facts.commits if c.lower().startswith(command.sha)]
-        if len(found) > 1:
-            return None, f"`{command.sha}` matches {len(found)} commits of #{number}; give more"
-        if not found:
+        if command.sha not in (c.lower() for c in facts.commits):
             return None, (
                 f"`{command.sha}` is not a commit of #{number} (its head is `{head}`; GitHub "
                 "lists at most 250 commits of a PR)"
             )
-        return found[0], None
+        return command.sha, None
     pushed, asked = _time(getattr(pull, "head_pushed_at", None)), _time(created_at)
     if pushed is not None and asked is not None and pushed < asked:
         return head, None
     when = f"its branch was last pushed at {pushed:%Y-%m-%dT%H:%M:%SZ}" if pushed else "unknown"
     return None, (
         f"the head of #{number}, `{head}`, is not provably older than this comment ({when}); "
-        f"to run it, comment `{specs.COMMAND}@{head[:12]} {' '.join(command.specs)}`"
+        f"to run it, comment {again}"
     )
 
 
@@ -110,11 +111,17 @@ def spec_rows(
 
 
 def describe_rows(rows: Sequence[MatrixRow]) -> str:
+    """One markdown line per row; suite names come from the PR's registrations, so every name
+    is a code span that no backtick in it can close (`escape.code`)."""
     out = []
     for row in rows:
-        what = ", ".join(f"`{s}`" for s in row.specs) if row.specs else f"suite `{row.suite}`"
+        what = (
+            ", ".join(code(s, cell=False) for s in row.specs)
+            or f"suite {code(row.suite, cell=False)}"
+        )
         part = f" shard {row.partition}" if row.partition not in (None, "0/1") else ""
-        out.append(f"- `{row.runner_config}` (runs-on: {', '.join(row.runs_on)}){part}: {what}\n")
+        labels = inline(", ".join(row.runs_on))
+        out.append(f"- {code(row.runner_config, cell=False)} (runs-on: {labels}){part}: {what}\n")
     return "".join(out)
 
 
@@ -131,11 +138,10 @@ def accepted_plan(
     accepted = resolution.accepted
     rows = spec_rows(accepted, config)
     reply = f"@{login} rerunning at `{sha}` (#{number}):\n" + describe_rows(rows)
-    reply += "".join(f"- note: {n}\n" for n in resolution.notes)
-    if resolution.refused:
-        reply += "Not run:\n" + "".join(f"- {why}\n" for why in resolution.refused)
+    reply += "".join(f"- note: {inline(n)}\n" for n in resolution.notes)
+    reply += "".join(f"- not run: {inline(why)}\n" for why in resolution.refused)
     count = f"{len(accepted)} spec{'' if len(accepted) == 1 else 's'}"
-    left = f"; {len(resolution.refused)} refused" if resolution.refused else ""
+    left = f"; {len(resolution.refused)} not run" if resolution.refused else ""
     return Plan(
         should_run=True,
         reason=f"/rerun-test by {login}: {count} on "

@@ -26,6 +26,21 @@ def rows_for_files(
     return rows, problems
 
 
+def rows_at_commit(root: Path, commit: str, rels: list[str], config: Config) -> list[ArchRow]:
+    """Flagged rows of the files `rels` as they were at `commit` (a file absent there, or
+    not text, has none)."""
+    from ci_budget.workspace.git import read_blobs
+
+    rows: list[ArchRow] = []
+    for rel, raw in read_blobs(root, commit, rels).items():
+        try:
+            source = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        rows.extend(r for r in flagged_rows(rel, source, config)[0] if r.flags)
+    return rows
+
+
 def guard_files(
     root: Path, rels: list[str], config: Config, ci_arch: str | None = None, classes: bool = True
 ):

@@ -1,7 +1,7 @@
 """Scan caches: a repeated scan reads and parses only the files that changed.
 
 - `StatCache` (`ci-budget scan --cache`): by path, trusting (size, mtime_ns) before reading.
-- `BlobCache` (`report --base --cache`): by git object id and path. git names every file's
+- `BlobCache` (`diff --cache`): by git object id and path. git names every file's
   content at a commit without reading it (`git ls-tree`), so an unchanged file costs a lookup.
 
 A cache holds results for one configuration (a config change empties it). An entry that does not

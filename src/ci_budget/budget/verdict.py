@@ -1,0 +1,183 @@
+"""One verdict per report: the worst thing a PR's author has to act on. Pure.
+
+A finding is `fail` (a file timed out or failed, a stage goes over its timeout because of this
+PR, a registry error the PR introduced) or `warn` (a file over budget, measured or by a new
+est_time below the measured p90; a stage near its timeout because of this PR; a guard-table row
+unverified or silent on the architecture CI runs). The verdict is the worst level found, and
+its findings come worst first: that is what the headline names.
+
+What is true but not the PR's doing is `context`: a suite that was near or over its timeout
+before the PR and is not made worse, guard rows the base already had flagged the same way,
+files near their budget. The report says it, below the headline, without changing the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from ci_budget.arch.flags import NO_COLUMN, SILENT, UNVERIFIED
+from ci_budget.models import ArchRow, Report
+
+if TYPE_CHECKING:  # a run report needs neither the static report nor history
+    from ci_budget.budget.diff import HistoryNote, StaticReport
+    from ci_budget.budget.impact import SuiteImpact
+
+LEVELS = ("ok", "warn", "fail")
+# Worst first: the order findings are named in.
+KINDS = (
+    "timeout",  # files that timed out
+    "failed",  # files that failed or crashed
+    "stage-over",  # a stage predicted over its timeout because of this PR
+    "registry-error",  # registry errors the PR introduced
+    "over",  # files measured over budget
+    "below-p90",  # a new est_time below the file's measured p90
+    "stage-near",  # a stage predicted near its timeout because of this PR
+    "unverified",  # guard rows never shown to fire on the CI arch
+    "silent",  # guard rows that read 0 on the CI arch where another arch fires
+)
+LEVEL = {k: "fail" for k in KINDS[:4]} | {k: "warn" for k in KINDS[4:]}
+# Context, in the order it is told.
+CONTEXT_KINDS = ("stage-over", "stage-near", "unverified", "silent", "near")
+GUARD_FLAGS = {UNVERIFIED: "unverified", NO_COLUMN: "unverified", SILENT: "silent"}
+
+
+class Finding(BaseModel):
+    kind: str
+    count: int
+    names: list[str] = Field(default_factory=list)  # what it is about: files, suites, rows
+    arch: str | None = None  # guard rows: the CI architecture
+    detail: list[str] = Field(default_factory=list)  # one per name, e.g. "1,845 s of 30 min"
+
+    @property
+    def level(self) -> str:
+        return LEVEL[self.kind]
+
+
+class Verdict(BaseModel):
+    level: str = "ok"
+    findings: list[Finding] = Field(default_factory=list)  # worst first
+    context: list[Finding] = Field(default_factory=list)
+
+
+def verdict_of(findings: Iterable[Finding], context: Iterable[Finding] = ()) -> Verdict:
+    found = sorted((f for f in findings if f.count), key=lambda f: KINDS.index(f.kind))
+    level = max((f.level for f in found), key=LEVELS.index, default="ok")
+    told = sorted((f for f in context if f.count), key=lambda f: CONTEXT_KINDS.index(f.kind))
+    return Verdict(level=level, findings=found, context=told)
+
+
+def _guard_findings(rows: Iterable[ArchRow]) -> list[Finding]:
+    """One finding per (kind, CI arch): rows unverified (or without a column) or silent there."""
+    out: dict[tuple[str, str | None], Finding] = {}
+    for row in rows:
+        kinds = {GUARD_FLAGS[f] for f in row.flags if f in GUARD_FLAGS}
+        for kind in sorted(kinds, key=KINDS.index):
+            finding = out.setdefault((kind, row.ci_arch), Finding(kind=kind, count=0))
+            finding.arch = row.ci_arch
+            finding.count += 1
+            finding.names.append(row.case)
+    return list(out.values())
+
+
+# ---- the run report ----
+
+
+def run_verdict(report: Report) -> Verdict:
+    """Timeouts, failures and files over budget, and guard rows flagged for the run's arch.
+    A run has no base: a stage's time is not judged here (the static report does that)."""
+    by_status: dict[str, list[str]] = {}
+    for line in report.lines:  # worst first already
+        by_status.setdefault(line.status, []).append(line.file)
+    findings = [
+        Finding(kind=kind, count=len(files), names=files)
+        for kind, files in ((k, by_status.get(k, [])) for k in ("timeout", "failed", "over"))
+    ]
+    findings += _guard_findings(report.arch_rows)
+    near = by_status.get("near", [])
+    return verdict_of(findings, [Finding(kind="near", count=len(near), names=near)])
+
+
+# ---- the static report ----
+
+
+def made_worse(s: SuiteImpact) -> bool:
+    """The PR lengthens the suite's predicted makespan (a new suite counts as lengthened)."""
+    return s.files_before == 0 or s.makespan_after > s.makespan_before + 0.5
+
+
+def pr_risk(s: SuiteImpact) -> str:
+    """The suite's stage-timeout risk that is this PR's doing: its risk after the PR when the
+    PR lengthens it, else ok (a suite already near or over and not made worse is context)."""
+    return s.risk if made_worse(s) else "ok"
+
+
+def below_p90(note: HistoryNote) -> bool:
+    """The est_time the PR sets is below what the file measured (p90 of its passing runs)."""
+    p90 = note.stats.p90
+    return note.est_time is not None and p90 is not None and note.est_time < p90
+
+
+def _row_key(row: ArchRow, flag: str) -> tuple:
+    return (row.file, row.group, row.case, row.ci_arch, flag)
+
+
+def new_flags(rows: Iterable[ArchRow], before: Iterable[ArchRow]) -> tuple[list, list]:
+    """(rows with a flag the base did not have, rows flagged exactly as at the base)."""
+    known = {_row_key(r, f) for r in before for f in r.flags}
+    new, old = [], []
+    for row in rows:
+        fresh = [f for f in row.flags if _row_key(row, f) not in known]
+        if fresh:
+            new.append(row.model_copy(update={"flags": fresh}))
+        elif row.flags:
+            old.append(row)
+    return new, old
+
+
+def _s(seconds: float) -> str:
+    """Seconds as the tables write them, with a tenth where whole seconds would read equal."""
+    if abs(seconds) < 100 and seconds != round(seconds):
+        return f"{seconds:.1f} s"
+    return f"{seconds:,.0f} s"
+
+
+def _stage(kind: str, suites: list[SuiteImpact]) -> Finding:
+    ordered = sorted(suites, key=lambda s: -s.makespan_after / (s.timeout_s or 1))
+    return Finding(
+        kind=kind,
+        count=len(ordered),
+        names=[s.suite for s in ordered],
+        detail=[f"{_s(s.makespan_after)} of {s.timeout_s / 60:g} min" for s in ordered],
+    )
+
+
+def static_verdict(report: StaticReport) -> Verdict:
+    timed = [s for s in report.suites if s.timeout_s > 0]
+    ours = {risk: [s for s in timed if pr_risk(s) == risk] for risk in ("over", "near")}
+    theirs = {
+        risk: [s for s in timed if s.risk == risk and pr_risk(s) != risk]
+        for risk in ("over", "near")
+    }
+    low = [n for n in report.history if below_p90(n)]
+    new_rows, old_rows = new_flags(report.arch_rows, report.arch_rows_before)
+    findings = [
+        _stage("stage-over", ours["over"]),
+        _stage("stage-near", ours["near"]),
+        Finding(
+            kind="registry-error",
+            count=len(report.errors_introduced),
+            names=[p.file for p in report.errors_introduced],
+        ),
+        Finding(
+            kind="below-p90",
+            count=len(low),
+            names=[n.file for n in low],
+            detail=[f"{_s(n.est_time)} < p90 {_s(n.stats.p90)}" for n in low],
+        ),
+        *_guard_findings(new_rows),
+    ]
+    context = [_stage("stage-over", theirs["over"]), _stage("stage-near", theirs["near"])]
+    return verdict_of(findings, context + _guard_findings(old_rows))
