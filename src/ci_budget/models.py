@@ -163,6 +163,10 @@ class BudgetLine(Data):
     gpus: int = 0
     gpu_seconds: float = 0.0
     message: str | None = None
+    planned: float | None = None  # the seconds CI plans this file on (model, p90 or est_time)
+    planned_from: str | None = None  # model / p90 / estimate / est_time
+    p90: float | None = None  # the history's p90 of passing runs (with --history)
+    n: int = 0  # passing runs in the history
 
 
 class SuiteTotal(Data):

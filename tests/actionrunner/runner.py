@@ -456,8 +456,10 @@ class Runner:
                 )
                 return Step(name, step.get("id"), done.outcome, done.outputs, log)
             if action == "actions/checkout":
-                run.head = self._checkout(with_, job)
-                return Step(name, step.get("id"), "success", log=f"checked out {run.head}")
+                head = self._checkout(with_, job)
+                if run.head is None or with_.get("ref"):  # the job's commit, not its tools'
+                    run.head = head
+                return Step(name, step.get("id"), "success", log=f"checked out {head}")
             if action == "actions/upload-artifact":
                 return Step(name, step.get("id"), "success", log=self._upload(with_, job))
             if action == "actions/download-artifact":

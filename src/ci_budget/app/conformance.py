@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,21 +16,6 @@ class ConformanceOptions:
     max_differences: int = option(
         40, metavar="N", help="differences listed after the table (default 40)"
     )
-
-
-def _model(path: Path | None, sink: Sink):
-    """(the parsed model for ci-budget, the raw JSON for sglang's scripts), or (None, None)."""
-    from ci_budget.sharding.model import model_from_json
-
-    if path is None:
-        return None, None
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        sink.warn(f"--partition-model {path}: {exc}; using est_time")
-        return None, None
-    model = model_from_json(raw)
-    return (model, raw) if model is not None else (None, None)
 
 
 def _supported(root: Path) -> None:
@@ -51,6 +35,7 @@ def _supported(root: Path) -> None:
 
 def conformance(settings, options: ConformanceOptions, sink: Sink | None = None) -> int:
     """Print the comparison table and each difference; 1 on any difference."""
+    from ci_budget.app.numbers import partition_model
     from ci_budget.conformance.compare import compare, table
     from ci_budget.conformance.ours import our_view
     from ci_budget.conformance.reference import ReferenceError, reference_view
@@ -58,9 +43,10 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
     sink = sink or Sink(settings)
     _supported(settings.root)  # before the configuration, whose warnings would say it again
     root, config = settings.root, settings.config
-    model, raw = _model(options.partition_model, sink)
+    # sglang's scripts read the file itself, as its CI does; ci-budget through its one reader
+    model = partition_model(options.partition_model, sink)
     try:
-        ref = reference_view(root, raw)
+        ref = reference_view(root, options.partition_model)
     except ReferenceError as exc:
         raise AppError(str(exc)) from None
     try:

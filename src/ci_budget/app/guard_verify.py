@@ -16,6 +16,7 @@ from typing import TextIO
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
+from ci_budget.app.run import sandbox_expose_option, sandbox_network_option, sandbox_option
 from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
@@ -32,8 +33,10 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
+from ci_budget.runner.environment import tests_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
+from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
@@ -60,6 +63,9 @@ class VerifyOptions:
         help="write reverted.json and fixed.json (the two runs' results) and verification.json "
         "(the values by row) there",
     )  # fmt: skip
+    sandbox: str = sandbox_option()
+    sandbox_expose: list[str] = sandbox_expose_option()
+    sandbox_network: str = sandbox_network_option()
 
 
 class GuardError(Exception):
@@ -98,7 +104,7 @@ def _job(rel: str, source: str, config: Config) -> Job:
 
 
 def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path,
-         timeout=None):  # fmt: skip
+         timeout=None, sandbox=None):  # fmt: skip
     from ci_budget.app.run import RunOptions
 
     defaults = RunOptions()
@@ -107,20 +113,26 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
                          artifacts_dir=Path(tmp) / "artifacts", python=python, mode=config.mode,
                          timeout_per_file=timeout, grace=defaults.grace,
                          heartbeat=defaults.heartbeat, fail_fast=False,
-                         pythonpath=tuple(extra_path), stream=stream)  # fmt: skip
+                         pythonpath=tuple(extra_path), stream=stream,
+                         sandbox=sandbox)  # fmt: skip
         return run_jobs([job], [], meta.model_copy(deep=True), setup)
 
 
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
-           stream: TextIO | None = None, timeout: float | None = None) -> Verification:  # fmt: skip
-    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
+           stream: TextIO | None = None, timeout: float | None = None,
+           sandbox=None) -> Verification:  # fmt: skip
+    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table. `sandbox`:
+    the tests' sandbox (runner.sandbox.Sandbox), opened by the caller, or None."""
     amap = config.gpu_arch_map()
     source = (root / rel).read_text(encoding="utf-8")
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
-    gpu = detect_gpu(amap, python=python)
+    # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
+    env = tests_env(config.env_drop, config.env_keep)
+    wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
+    gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
     run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)
     if run_arch is None:
         raise GuardError("no GPU architecture detected on this machine; pass --arch")
@@ -132,7 +144,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         with head_worktree(repo) as tree:
             described = [revert(tree, ref, cwd or Path.cwd(), sub.as_posix()) for ref in refs]
             extra = [str(tree / d) for d in config.arch.pythonpath if (tree / d).is_dir()]
-            args = (job, config, python, meta, stream, extra, timeout)
+            args = (job, config, python, meta, stream, extra, timeout, sandbox)
             runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
             runs["fixed"] = _run(tree / sub, *args)
@@ -186,12 +198,20 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     rel = repo_relative(root, options.file)
     if not (root / rel).is_file():
         raise AppError(f"{options.file}: no such file")
+    from ci_budget.app.run import open_sandbox, sandbox_policy
+
+    python = options.python or sys.executable
+    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    box, _ = open_sandbox(root, config, policy, python, settings.env.in_actions, sink.warn)
     try:
-        result = verify(root, config, rel, options.revert, python=options.python or sys.executable,
-                        arch=options.arch, group=options.group, cwd=Path.cwd(), stream=sink.stderr,
-                        timeout=options.timeout_per_file)  # fmt: skip
+        result = verify(root, config, rel, options.revert, python=python, arch=options.arch,
+                        group=options.group, cwd=Path.cwd(), stream=sink.stderr,
+                        timeout=options.timeout_per_file, sandbox=box)  # fmt: skip
     except GuardError as exc:
         raise AppError(str(exc)) from None
+    finally:
+        if box is not None:
+            box.close()
     sink.echo(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
               f" (rows of {result.group or 'every fix'})")  # fmt: skip
     for line, lines in result.tables:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.options import FORMATS, option
+from ci_budget.app.options import FORMATS, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
@@ -60,6 +60,11 @@ class ReportOptions:
     )
     post: bool = post_option()
     pr: int | None = pr_option()
+    history: Path | None = option(
+        None, metavar="FILE",
+        help="timing history store: each line's measured p90 and n (and est_time below it noted)",
+    )  # fmt: skip
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
@@ -84,6 +89,11 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_rows=rows,
         arch_problems=problems,
     )
+    if options.history is not None or options.partition_model is not None:
+        from ci_budget.app.numbers import plan_numbers
+        from ci_budget.budget.status import attach_numbers
+
+        attach_numbers(built, plan_numbers(options.history, options.partition_model, sink))
     md = markdown(built, blob=_blob(settings, runs))
     fmt = options.format or ("text" if sink.isatty() else "markdown")
     # The JSON copy, with every test case the largest output, is made once, a file at a time,

@@ -11,6 +11,33 @@ from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 
+# The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
+# GPU job the config file is the PR's.
+def sandbox_option():
+    return option(
+        "auto",
+        choices=("auto", "on", "off"),
+        help="run each test file in a bubblewrap sandbox: on (fail when it cannot start), off, "
+        "or auto (on in a GitHub Actions job, off elsewhere)",
+    )
+
+
+def sandbox_expose_option():
+    return option(
+        list,
+        flag="--sandbox-expose",
+        metavar="PATH[:rw]",
+        help="a path the sandbox hides (e.g. under $HOME) shown to the tests, read-only unless "
+        "PATH:rw (repeatable)",
+    )
+
+
+def sandbox_network_option():
+    return option(
+        "host", choices=("host", "none"), help="the tests' network: host, or none (loopback only)"
+    )
+
+
 @dataclass
 class RunOptions:
     specs: list[str] = option(
@@ -56,15 +83,14 @@ class RunOptions:
     runner_labels: str | None = option(
         None, help="comma-separated labels (default: $RUNNER_LABELS)"
     )
+    sandbox: str = sandbox_option()
+    sandbox_expose: list[str] = sandbox_expose_option()
+    sandbox_network: str = sandbox_network_option()
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
-
-    from ci_budget.runner import preflight
-    from ci_budget.runner import run as runner
-    from ci_budget.runner.gpu import GpuProbe
 
     sink = sink or Sink(settings)
     settings.check()  # a bad root or config is the first error
@@ -73,9 +99,53 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         return 0
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
+    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    box, env = open_sandbox(settings.root, settings.config, policy, python,
+                            settings.env.in_actions, sink.warn)  # fmt: skip
+    if box is not None:
+        sink.echo(f"sandbox: {box.describe()}")
+    try:
+        return _run(settings, options, sink, python, mode, box, env)
+    finally:
+        if box is not None:
+            box.close()
+
+
+def sandbox_policy(mode: str, expose, network: str):
+    from ci_budget.runner.sandbox import SandboxPolicy
+
+    return SandboxPolicy(mode, tuple(expose or ()), network)
+
+
+def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn):
+    """(the run's sandbox or None, the tests' environment). The policy comes from the command
+    line (the workflow), never from the config file, which in a GPU job is the PR's. A sandbox
+    that cannot start is a one-line error."""
+    from ci_budget.runner.environment import tests_env
+    from ci_budget.runner.sandbox import SandboxError
+    from ci_budget.runner.sandbox import open_sandbox as open_box
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    env = tests_env(config.env_drop, config.env_keep)
+    if policy.mode == "off" and in_actions:
+        warn("the tests run without a sandbox (--sandbox off): their code can reach this "
+             "runner's processes, files and credentials")  # fmt: skip
+    try:
+        return open_box(policy, python, checkout_of(root), env, in_actions), env
+    except SandboxError as exc:
+        raise AppError(f"sandbox: {exc}") from None
+
+
+def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
+    from ci_budget.runner import preflight
+    from ci_budget.runner import run as runner
+    from ci_budget.runner.gpu import GpuProbe
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    wrap = box.wrap(checkout_of(settings.root)) if box is not None else None
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
-    pytest_probe = preflight.PytestProbe(python) if mode == "pytest" else None
-    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python)
+    pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
+    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
     try:
         registrations, selection = _select(settings, options, sink)
         for job in selection.jobs:
@@ -104,6 +174,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         grace=options.grace,
         heartbeat=options.heartbeat,
         fail_fast=options.fail_fast,
+        sandbox=box,
     )
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
@@ -114,7 +185,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
 
 def _select(settings, options: RunOptions, sink: Sink):
     """(registrations, the shard's selection)."""
-    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.app.numbers import note_uncovered, plan_numbers
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
@@ -133,9 +204,10 @@ def _select(settings, options: RunOptions, sink: Sink):
     scan = scan_tree(root, config)
     for problem in scan.errors:
         sink.warn(f"registry error, file skipped: {problem}")
-    model = partition_model(options.partition_model, sink)
-    weights = measured_weights(options.history, scan.registrations)
-    weights = {**(model.weights() if model is not None else {}), **weights}
+    # Every shard of a run must read the same numbers, or the shards would split differently.
+    numbers = plan_numbers(options.history, options.partition_model, sink)
+    weights = numbers.weights(scan.registrations)
+    note_uncovered(numbers, options.suites, sink)
     try:
         selection = select_jobs(
             scan.registrations,

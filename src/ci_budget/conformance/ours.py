@@ -8,7 +8,7 @@ from pathlib import Path
 from ci_budget.config import Config
 from ci_budget.conformance.view import Reg, SuiteView, View
 from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import PartitionModel
+from ci_budget.sharding.model import PartitionModel, PlanNumbers
 from ci_budget.sharding.select import select_jobs
 from ci_budget.workspace.scan import scan_tree
 
@@ -26,7 +26,7 @@ def our_view(root: Path, config: Config, model: PartitionModel | None = None) ->
         for r in scan.registrations
     ]
     patterns = config.github.gating_labels.get(LABEL) or None
-    weights = model.weights() if model is not None else {}
+    weights = PlanNumbers(model=model).weights(scan.registrations)
     plans, notes = dispatch(scan.registrations, config, patterns, weights, model)
     view.warnings += notes
     for p in plans:
