@@ -41,7 +41,7 @@ GATES = {
     "ci_budget.trigger.guard_command": {
         "parse_guard_command", "check_ref", "GuardCommand.as_rerun", "guard_plan",
     },
-    "ci_budget.trigger.rows": {"suite_rows", "shard_count"},
+    "ci_budget.trigger.rows": {"suite_rows"},
     "ci_budget.registry.specs": {
         "strip_format", "parse_command", "unquote", "check_spec", "split_spec", "_files",
         "resolve",

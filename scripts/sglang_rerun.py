@@ -9,8 +9,8 @@ GitHub objects faked (a commenter with write permission, an open same-repository
 maintenance gate) so that every workflow dispatch it makes is recorded instead of sent. The
 checkout's code runs in that child: use trusted checkouts only.
 
-ci-budget's side: the checkout scanned zero config, and `trigger.decide` called on the same
-comment with the same facts (write permission, an open PR whose head is older than the comment).
+ci-budget's side: the checkout scanned zero config (answering `/rerun-test` itself, as it does
+in place of sglang's handler), and `trigger.decide` called on the same comment with the same facts (write permission, an open PR whose head is older than the comment).
 
 Both are reduced to one shape, `{"runs": {runner label: [spec, ...]}, "refused": [spec, ...]}`,
 specs written `path[::Class[::test]]` from the repository root. `--record` writes
@@ -272,7 +272,11 @@ def checkout_facts(root: Path):
     from ci_budget.workspace.scan import scan_tree
 
     settings = Settings(root=root, environ={})
-    config = settings.config
+    # ci-budget in place of sglang's handler (docs/adopting.md, "instead of"): zero config it
+    # answers /ci-budget-run beside it and leaves /rerun-test to it, with the same resolution.
+    github = settings.config.github.model_copy(update={"command": "/rerun-test",
+                                                       "foreign_commands": []})  # fmt: skip
+    config = settings.config.model_copy(update={"github": github})
     registrations = scan_tree(root, config).registrations
     return registrations, config, rerun_files(root, config)
 

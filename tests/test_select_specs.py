@@ -96,8 +96,8 @@ def test_specs_within_a_suite_and_resolved_paths():
 
 
 def test_a_disabled_file_named_by_a_spec_runs_as_sglangs_rerun_runs_it():
-    sel = select_jobs(REGS, specs=["off.py", "a.py"])
-    assert jobs(sel) == [("a.py", 300, S, "cuda", []), ("off.py", 60, T, "cuda", [])]
+    sel = select_jobs(REGS, specs=["off.py", "a.py"])  # specs run in the order given
+    assert jobs(sel) == [("off.py", 60, T, "cuda", []), ("a.py", 300, S, "cuda", [])]
     assert sel.skipped == []
     sel = select_jobs([reg("off.py", 5, disabled=""), reg("off.py", 1, suite=T)], specs=["off.py"])
     assert jobs(sel) == [("off.py", 1, T, "cuda", [])]  # an enabled registration first
@@ -106,7 +106,7 @@ def test_a_disabled_file_named_by_a_spec_runs_as_sglangs_rerun_runs_it():
 def test_an_unregistered_file_runs_only_where_named_as_extra():
     extra = ["mm/test_x.py"]
     sel = select_jobs(REGS, specs=["mm/test_x.py::T::t", "a.py"], extra=extra)
-    assert jobs(sel) == [("a.py", 300, S, "cuda", []), ("mm/test_x.py", 0, None, None, ["::T::t"])]
+    assert jobs(sel) == [("mm/test_x.py", 0, None, None, ["::T::t"]), ("a.py", 300, S, "cuda", [])]
     with pytest.raises(SelectionError, match="mm/test_x.py is not a registered test file in"):
         select_jobs(REGS, [S], specs=["mm/test_x.py"], extra=extra)
     with pytest.raises(SelectionError, match="mm/test_y.py is not a registered test file"):

@@ -232,6 +232,7 @@ class MatrixRow(Data):
     partition: str | None = None  # "i/n"
     revert: list[str] = Field(default_factory=list)  # /verify-guard: fixes to revert
     max_parallel: int | None = None  # the suite's shards that may run at once
+    install: str | None = None  # the runner config's install script (RunnerConfig.install)
 
 
 class Plan(Data):

@@ -65,10 +65,24 @@ class ReportOptions:
         help="timing history store: each line's measured p90 and n (and est_time below it noted)",
     )  # fmt: skip
     partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    report_json: Path | None = option(
+        None,
+        metavar="FILE",
+        help="publish a report JSON another job wrote (untrusted: validated as --kind, "
+        "rendered again; on workflow_run the PR is looked up from the run's head)",
+    )
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
+    if options.report_json is not None:
+        from ci_budget.app.post_json import PostJsonOptions, post_json
+
+        if options.results or options.json_reports:
+            raise AppError("--report-json takes no --results or --json-report")
+        published = PostJsonOptions(options.report_json, options.kind, options.pr,
+                                    options.post, options.out)  # fmt: skip
+        return post_json(settings, published, sink)
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
@@ -155,14 +169,13 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.app.tables import table_rows_and_classes
-    from ci_budget.arch.flags import arch_mismatch, attach_measured
+    from ci_budget.arch.flags import arch_mismatch
+    from ci_budget.arch.match import attach_measured
+    from ci_budget.workspace.guards import guard_files
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
-    rows, problems, classes = table_rows_and_classes(
-        settings, [f for f in files if (root / f).is_file()]
-    )
+    rows, problems, classes = guard_files(root, [f for f in files if (root / f).is_file()], config)
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
             # Values that match no row are guard fill's to list; the report shows what matched.
@@ -190,6 +203,7 @@ def should_fail(fail_on: str, report) -> bool:
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
+    from ci_budget.units import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}
@@ -202,11 +216,11 @@ def annotations(report) -> list[str]:
             continue
         used[level] = used.get(level, 0) + 1
         if line.status == "timeout":
-            text = f"timed out after {line.measured:.0f}s of {line.est_time:g}s budget"
+            text = f"timed out after {secs(line.measured)} of {secs(line.est_time)} budget"
             if line.suggestion is not None:
                 text += f"; suggest est_time>={line.suggestion} (a lower bound)"
         else:
-            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({line.ratio * 100:.0f}%)"
+            text = f"measured {secs(line.measured)} of {secs(line.est_time)} ({pct(line.ratio)})"
             if line.suggestion is not None:
                 text += f"; suggest est_time={line.suggestion}"
         out.append(

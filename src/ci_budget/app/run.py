@@ -8,7 +8,9 @@ from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
+from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
 from ci_budget.app.sink import Sink
+from ci_budget.units import secs
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
@@ -62,7 +64,12 @@ class RunOptions:
     timeout_per_file: float | None = option(
         None,
         metavar="S",
-        help="seconds per file (default: from config, sglang's max(1.5*est, est+1800))",
+        help="seconds per file (default: the suite's own from the workflows, else "
+        "file-timeout: 1200, run_suite.py's)",
+    )
+    timeout_from_est_time: bool = option(
+        False,
+        help="each file's limit from its est_time, max(1.5*est, est+1800): sglang's scheduled rule",
     )
     grace: float = option(5.0, metavar="S", help="seconds between SIGTERM and SIGKILL")
     heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
@@ -75,17 +82,66 @@ class RunOptions:
         None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
     )
     fail_fast: bool = option(
-        False,
+        True,
         off="--continue-on-error",
-        help="stop at the first file that fails, or run every file (--continue-on-error)",
+        help="run every file, whatever the earlier ones did (default: stop at the first file "
+        "that does not pass, as sglang's per-commit runs do)",
     )
     runner_config: str | None = option(None, help="runner config name, for the record")
     runner_labels: str | None = option(
         None, help="comma-separated labels (default: $RUNNER_LABELS)"
     )
+    # run_suite.py's flags, meaning what they mean there (`run` is its drop-in).
+    hw: str | None = option(
+        None,
+        metavar="BACKEND",
+        help="run_suite.py's --hw: --backend, and the files run as that script runs them "
+        "(`python3 FILE -f` from test/); a suite with no such files runs nothing and passes",
+    )
+    auto_partition_id: int | None = option(
+        None, metavar="I", help="run_suite.py's spelling of --partition I/N (with -size)"
+    )
+    auto_partition_size: int | None = option(None, metavar="N", help="see --auto-partition-id")
+    partition_model_file: Path | None = option(
+        None, metavar="FILE", help="run_suite.py's spelling of --partition-model"
+    )
+    enable_retry: bool = option(
+        False,
+        help="run a file again after a timeout or a retriable failure (patterns: "
+        "retry-patterns; sglang: its ci_utils.py)",
+    )
+    max_attempts: int = option(
+        2, metavar="N", needs="enable_retry", help="attempts per file (default 2)"
+    )
+    retry_wait_seconds: float = option(
+        60.0, metavar="S", needs="enable_retry", help="seconds before a retry (default 60)"
+    )
+    retry_timeout_increase: float = option(
+        600.0,
+        metavar="S",
+        needs="enable_retry",
+        help="added to a flat per-file timeout when retrying (default 600)",
+    )
+    from_log: Path | None = option(
+        None,
+        metavar="LOG",
+        help="run nothing: write the results file from the output of a run_suite.py run with "
+        "the same flags (its TIMINGS block); the files it does not list are not run",
+    )
     sandbox: str = sandbox_option()
     sandbox_expose: list[str] = sandbox_expose_option()
     sandbox_network: str = sandbox_network_option()
+
+    @property
+    def drop_in(self) -> bool:
+        """Called as run_suite.py is (--hw): its empty-selection rules and file commands."""
+        return self.hw is not None
+
+    @property
+    def retry(self) -> Retry | None:
+        if not self.enable_retry:
+            return None
+        return Retry(self.max_attempts, self.retry_wait_seconds, self.retry_timeout_increase)
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
@@ -94,8 +150,19 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
 
     sink = sink or Sink(settings)
     settings.check()  # a bad root or config is the first error
+    options = drop_in_options(options)
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
+        return 0
+    if options.from_log is not None:
+        from ci_budget.app.run_log import read_log
+
+        registrations, selection = _select(settings, options, sink)
+        python = options.python or "python3"
+        meta = _meta(settings, options, registrations, python, "script", None)
+        return read_log(options, selection, meta, settings.root, sink)
+    if options.drop_in and (why := nothing_to_run(settings, options, sink)) is not None:
+        sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0
     python = _interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
@@ -164,18 +231,14 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
     opts = runner.RunSetup(
-        root=settings.root,
-        config=settings.config,
-        out=out,
+        root=settings.root, config=settings.config, out=out, python=python, mode=mode,
         artifacts_dir=options.artifacts_dir or out.with_name(out.stem + "-artifacts"),
-        python=python,
-        mode=mode,
-        timeout_per_file=options.timeout_per_file,
-        grace=options.grace,
-        heartbeat=options.heartbeat,
-        fail_fast=options.fail_fast,
-        sandbox=box,
-    )
+        timeout_per_file=options.timeout_per_file, grace=options.grace,
+        heartbeat=options.heartbeat, fail_fast=options.fail_fast,
+        retry=retry_rules(settings, options.retry), sandbox=box,
+    )  # fmt: skip
+    if options.drop_in:
+        _print_dry_run(selection, "text", sink)
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
     results = runner.run_jobs(jobs, skipped, meta, opts)
@@ -190,7 +253,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
     from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.scan import directory_order, scan_tree
 
     root, config = settings.root, settings.config
     partition = None
@@ -219,17 +282,41 @@ def _select(settings, options: RunOptions, sink: Sink):
             backend=options.backend,
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
+            order=directory_order(root, config) if partition is None else None,
             extra=rerun_files(root, config) if options.specs else (),
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
+    for job in selection.jobs:
+        job.timeout = file_timeout(config, options, job)
     return scan.registrations, selection
+
+
+def file_timeout(config, options: RunOptions, job) -> float:
+    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
+    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
+    flat limit grows by the retry increase when retries are on."""
+    from ci_budget.config import est_time_timeout
+
+    if options.timeout_from_est_time:
+        return est_time_timeout(job.est_time)
+    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
+    if isinstance(rule, str):
+        return est_time_timeout(job.est_time)
+    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
+    return limit + (options.retry.timeout_increase if options.retry else 0.0)
 
 
 def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     if fmt == "json":
         files = [
-            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
+            {
+                "path": j.path,
+                "est_time": j.est_time,
+                "suite": j.suite,
+                "backend": j.backend,
+                "timeout": j.timeout,
+            }  # fmt: skip
             | ({"selection": j.selection} if j.selection else {})
             for j in selection.jobs
         ]
@@ -246,10 +333,13 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         sink.json({"files": files, "skipped": skipped})
         return
     total = sum(j.est_time for j in selection.jobs)
-    sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
+    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
         where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
-        sink.echo(f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {where}")
+        sink.echo(
+            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
+            f"  {where}"
+        )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
 

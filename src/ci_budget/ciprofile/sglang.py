@@ -6,7 +6,9 @@
   the stage workflows' own `runs-on` for suites without a runner config (CPU);
 - `scripts/ci/utils/compute_partitions.py`: the backends dispatched, pinned shard counts, the
   reusable stage workflows, whether CPU suites are throttled, the test discovery globs;
-- `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take.
+- `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take;
+- `test/run_suite.py`, `ci_utils.py` and the workflows: per-file timeouts and retry patterns
+  (`sglang_runs`).
 
 Pure: the caller reads the files (`texts`: path -> text, None when missing). The result is a
 settings table that the user's `ci-budget.toml` is laid over, so every value can be overridden.
@@ -19,20 +21,26 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from ci_budget.ciprofile import sglang_rerun, triggers
 from ci_budget.ciprofile.sglang_jobs import consumed, inline_jobs, stage_jobs
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
-from ci_budget.ciprofile.sglang_rerun import HANDLER, legacy_suites, rerun_dirs
+from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
 PR_TEST = ".github/workflows/pr-test.yml"
 PARTITIONS = "scripts/ci/utils/compute_partitions.py"
 REGISTER = "python/sglang/test/ci/ci_register.py"
+RUN_SUITE = "test/run_suite.py"
+CI_UTILS = "python/sglang/test/ci/ci_utils.py"
+WORKFLOWS = ".github/workflows/"
+HANDLER = sglang_rerun.HANDLER
 MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
 GATING_LABEL = "run-ci"
 # libyaml's safe loader when PyYAML was built with it: the same documents, ~10x faster.
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SHAPE = re.compile(r"(\d+)-gpu-")
+_REPO_PATH = re.compile(r"(?!/)(?!.*(?:^|/)\.\.(?:/|$))[\w.+/-]+")  # RunnerConfig.install
 
 
 @dataclass
@@ -116,6 +124,8 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
             "gpus": int(shape.group(1)) if shape else 1,
             "arch": _arch(label, str(name)),
         }
+        if isinstance(install := entry.get("install"), str) and _REPO_PATH.fullmatch(install):
+            out[str(name)]["install"] = install
     return out
 
 
@@ -179,9 +189,60 @@ def _settings(rules, regs, runners, suites) -> dict:
     return settings
 
 
+def _file_timeouts(texts: dict[str, str | None], uses: list[str], pr_test: dict | None) -> dict:
+    """`file-timeout` and `suite-file-timeouts` as the workflows among `texts` apply them:
+    pr-test.yml first, then the stage workflows, then the rest by name."""
+    settings: dict = {}
+    if (default := run_suite_default(texts.get(RUN_SUITE))) is not None:
+        settings["file-timeout"] = default
+    stage_texts = {u: texts[u] for u in uses if texts.get(u)}
+    names = sorted(p for p in texts if p.startswith(WORKFLOWS) and texts[p] is not None)
+    order = [p for p in (PR_TEST, *uses) if p in names] + [p for p in names if p != PR_TEST]
+    ordered = {p: texts[p] or "" for p in order}
+    parsed: dict[str, dict | None] = {PR_TEST: pr_test}
+    for path, text in ordered.items():
+        if path not in parsed and any(u.rsplit("/", 1)[-1] in text for u in uses):
+            try:
+                parsed[path] = yaml.load(text, Loader=SAFE_LOADER)
+            except yaml.YAMLError:
+                parsed[path] = None  # unreadable: its inline run_suite.py calls still count
+    found = file_timeouts({p: d for p, d in parsed.items() if isinstance(d, dict)}, ordered,
+                          stage_texts)  # fmt: skip
+    if found:
+        settings["suite-file-timeouts"] = found
+    if (patterns := retry_patterns(texts.get(CI_UTILS))) is not None:
+        settings["retry-patterns"] = patterns
+    return settings
+
+
+def _unsupported(texts: dict[str, str | None], rules: dict | None, warn: list[str]) -> list[str]:
+    """What this commit's CI scripts do that ci-budget does not model, one line each."""
+    modelled_not = [f"{PARTITIONS}: {what}" for what in (rules or {}).get("not_modelled", [])]
+    warn += [f"{what}; ci-budget sizes those shards its own way" for what in modelled_not]
+    if texts.get(PARTITIONS) is None:  # before 2026-05-13: shard matrices written by hand
+        modelled_not.append(f"no {PARTITIONS} (run-ci's shards are written in {PR_TEST})")
+    return modelled_not
+
+
+def _triggers(profile: Profile, texts: dict[str, str | None], gated: bool) -> None:
+    """ci-budget's own command and gating label, stepping aside from the triggers the
+    repository's workflows answer: never the same run twice."""
+    workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
+    github = profile.settings.setdefault("github", {})
+    if gated:
+        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
+        github["gating-labels"] = {label: profile.dispatched}
+    if triggers.handles_command(workflows):
+        github["command"] = triggers.OWN_COMMAND
+    if foreign := triggers.foreign_commands(workflows):
+        github["foreign-commands"] = foreign
+    if not github:
+        del profile.settings["github"]
+
+
 def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = None) -> Profile:
-    """The profile of a checkout whose CI files are `texts`; `substitutes` are the run-time
-    values of `$name` runner labels (see `sentinel_values`)."""
+    """The profile of a checkout whose CI files are `texts` (workflows under their repo paths);
+    `substitutes` are the run-time values of `$name` runner labels (see `sentinel_values`)."""
     profile = Profile()
     warn = profile.warnings
     regs = None
@@ -209,26 +270,11 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
         warn.append(f"{PR_TEST}: suite {suite}: no runner label for it in the checkout's CI "
                     "files; ci-budget's built-in runner table guesses one")  # fmt: skip
     profile.settings = _settings(rules, regs, runners, suites)
+    uses = [u.removeprefix("./") for u in rules["stage_uses"]] if rules else []
+    profile.settings.update(_file_timeouts(texts, uses, pr_test))
     pinned = (rules or {}).get("pinned", {})
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
-    modelled_not = [f"{PARTITIONS}: {what}" for what in (rules or {}).get("not_modelled", [])]
-    warn += [f"{what}; ci-budget sizes those shards its own way" for what in modelled_not]
-    if texts.get(PARTITIONS) is None:  # before 2026-05-13: shard matrices written by hand
-        modelled_not.append(f"no {PARTITIONS} (run-ci's shards are written in {PR_TEST})")
-    profile.unsupported = modelled_not
-    if pr_test is not None and rules is not None:
-        profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
-    _rerun(profile.settings, texts.get(HANDLER))
+    profile.unsupported = _unsupported(texts, rules, warn)
+    _triggers(profile, texts, gated=pr_test is not None and rules is not None)
+    sglang_rerun.apply(profile.settings, texts.get(HANDLER))
     return profile
-
-
-def _rerun(settings: dict, handler: str | None) -> None:
-    """The unregistered test folders `/rerun-test` also reaches, as sglang's handler."""
-    runners = settings.setdefault("runner-configs", {})
-    dirs = rerun_dirs(handler, runners)
-    if dirs:
-        settings.setdefault("github", {})["rerun-dirs"] = dirs
-    if suites := legacy_suites(handler):
-        settings.setdefault("github", {})["rerun-suites"] = suites
-    if not runners:
-        del settings["runner-configs"]

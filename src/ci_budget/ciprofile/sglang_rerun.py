@@ -100,3 +100,16 @@ def rerun_dirs(source: str | None, runners: dict) -> dict:
             "path-runners": {k: _config_for(v, runners) for k, v in rules["paths"].items()},
         }
     }
+
+
+def apply(settings: dict, handler: str | None) -> None:
+    """Into a profile's `settings`: the unregistered test folders `/rerun-test` also reaches
+    and the legacy suites' runner configs, as the checkout's handler has them."""
+    runners = settings.setdefault("runner-configs", {})
+    dirs = rerun_dirs(handler, runners)
+    if dirs:
+        settings.setdefault("github", {})["rerun-dirs"] = dirs
+    if suites := legacy_suites(handler):
+        settings.setdefault("github", {})["rerun-suites"] = suites
+    if not runners:
+        del settings["runner-configs"]

@@ -86,19 +86,20 @@ def strip_format(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
-def parse_command(body: str, max_specs: int) -> Command | None:
-    """None when the first line is not `/rerun-test ...` (then the comment is not for us)."""
+def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command | None:
+    """None when the first line is not `/rerun-test ...` (or the configured `command`): then
+    the comment is not for us."""
     first = strip_format(body).strip().partition("\n")[0].strip()
     word = first.split(maxsplit=1)[0] if first else ""
-    if word != COMMAND and not word.startswith(COMMAND + "@"):
-        if word.startswith(COMMAND):  # sglang runs `/rerun-tests x.py` as `/rerun-test x.py`
-            return Command([], [f"{show(word)} is not a command; write `{COMMAND} SPEC...`"])
+    if word != command and not word.startswith(command + "@"):
+        if word.startswith(command):  # sglang runs `/rerun-tests x.py` as `/rerun-test x.py`
+            return Command([], [f"{show(word)} is not a command; write `{command} SPEC...`"])
         return None
     if len(first) > MAX_LINE_CHARS:
         return Command(
             [], [f"the command line is {len(first)} characters; at most {MAX_LINE_CHARS}"]
         )
-    sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
+    sha = word[len(command) + 1 :].lower() if word != command else None
     if sha is not None and not _SHA.fullmatch(sha):
         return Command([], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"])
     specs = first[len(word) :].split()
@@ -150,21 +151,30 @@ def check_spec(spec: str, glob: bool = False) -> str | None:
     return None
 
 
+def split_names(parts: list[str]) -> list[str] | str:
+    """[Class] or [Class, test] from the parts after the path (sglang's `Class.test` too), or
+    why they are not."""
+    if len(parts) == 1 and "." in parts[0]:
+        parts = parts[0].split(".")
+    if len(parts) > 2:
+        return "too many parts; use path::Class or path::Class::test"
+    for name in parts:
+        if not name.isidentifier():
+            return f"{show(name)} is not a Python identifier"
+    return parts
+
+
 def split_spec(spec: str, root: str | None = None) -> tuple[str, list[str]] | str:
     """(path, [Class, test]) with sglang's Class.test normalised, or why the shape is wrong.
 
     `root` is the repository's absolute path: absolute specs inside it become repo-relative.
     """
-    path, *names = spec.split("::")
+    path, *parts = spec.split("::")
     if ":" in path:
         return "a single ':' in the path; use '::' before a class name"
-    if len(names) == 1 and "." in names[0]:
-        names = names[0].split(".")
-    if len(names) > 2:
-        return "too many parts; use path::Class or path::Class::test"
-    for name in names:
-        if not name.isidentifier():
-            return f"{show(name)} is not a Python identifier"
+    names = split_names(parts)
+    if isinstance(names, str):
+        return names
     if path.startswith("/"):
         if not root or not path.startswith(root.rstrip("/") + "/"):
             return "an absolute path outside the repository"

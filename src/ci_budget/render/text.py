@@ -16,16 +16,8 @@ from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
 from ci_budget.render.verdict import WORD, Words
 from ci_budget.render.verdict import headline as verdict_line
-from ci_budget.render.words import (
-    STATUS_WORD,
-    arch_cells,
-    bar,
-    headline,
-    pct,
-    run_line,
-    secs,
-    suggestion_text,
-)
+from ci_budget.render.words import STATUS_WORD, arch_cells, bar, headline, run_line, suggestion_text
+from ci_budget.units import pct, secs
 
 
 def _suite_lines(suite: str, group: list[Registration]) -> list[str]:

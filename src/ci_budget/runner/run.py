@@ -26,15 +26,18 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
+from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
 from ci_budget.runner.environment import tests_env
-from ci_budget.runner.outcome import file_result, timings_block, write_results
+from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
+from ci_budget.runner.retry import RetryRules, retry_reason
 from ci_budget.runner.sandbox import NOBODY, Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.sharding.select import Job, SelectionError, Skipped
+from ci_budget.units import secs
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
 # environment, which we must not install into; so a temp dir holding only these packages (and
@@ -76,6 +79,7 @@ class RunSetup:
     fail_fast: bool
     pythonpath: tuple[str, ...] = ()  # put before the tests' own PYTHONPATH
     poll: float = 0.25
+    retry: RetryRules | None = None  # run_suite.py --enable-retry
     stream: TextIO | None = None  # progress lines; default stdout
     sandbox: Sandbox | None = None  # opened by the caller, for the whole run
 
@@ -213,7 +217,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
     datafiles.clear(out, NOBODY if opts.sandbox and opts.sandbox.root_user else None)
-    limit = opts.timeout_per_file or opts.config.timeout_for(job.est_time)
+    limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
     cmd, cwd = _command(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
     env = _file_env(opts, plugin_dir, progress_file)
@@ -252,7 +256,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     if interrupted is not None:
         result.status = "cancelled"
         how = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
-        result.message = f"cancelled after {elapsed:.0f}s ({how})"
+        result.message = f"cancelled after {secs(elapsed)} ({how})"
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         # What a file leaves running holds GPUs and ports the next file needs: a failure.
@@ -266,24 +270,46 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     return result
 
 
+def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) -> FileResult:
+    """The file's last attempt: with retries on, a retriable failure runs again."""
+    rules = opts.retry
+    attempt = 1
+    while True:
+        res = run_file(job, opts, plugin_dir, say, tag, out)
+        pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
+        tail = f" - {res.message}" if res.message else ""
+        say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
+            f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
+        log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
+        if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
+            for text in progress.log_tail(log):  # the output a terminal did not see live
+                say(f"    {text}")
+            say(f"    (full output: {log})")
+        if rules is None or attempt >= rules.max_attempts:
+            break
+        why = retry_reason(rules, res.status, "\n".join(read_lines(log)))
+        if why is None:
+            break
+        attempt += 1
+        say(f"{tag} RETRY {job.path}: {why}; attempt {attempt}/{rules.max_attempts} "
+            f"in {rules.wait:.0f}s")  # fmt: skip
+        time.sleep(rules.wait)
+    if attempt > 1:
+        note = f"attempt {attempt} of {rules.max_attempts}"
+        res.message = f"{res.message}; {note}" if res.message else note
+    return res
+
+
 def _run_all(jobs, results: RunResults, opts: RunSetup, plugin_dir, say, out: Path) -> None:
     stop = False
     for i, job in enumerate(jobs, 1):
         tag = f"[{i}/{len(jobs)}]"
         if stop:
             res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time,
-                             status="not-run", message="not run: --fail-fast")  # fmt: skip
+                             status="not-run", message="not run: an earlier file failed "
+                             "(--continue-on-error runs the rest)")  # fmt: skip
         else:
-            res = run_file(job, opts, plugin_dir, say, tag, out)
-            pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
-            tail = f" - {res.message}" if res.message else ""
-            say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
-                f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
-            if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
-                log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
-                for text in progress.log_tail(log):  # the output a terminal did not see live
-                    say(f"    {text}")
-                say(f"    (full output: {log})")
+            res = _attempts(job, opts, plugin_dir, say, tag, out)
             stop = opts.fail_fast and res.status != "passed"
         results.files.append(res)
         results.meta.finished_at = datetime.now(timezone.utc)

@@ -18,7 +18,6 @@ The first word must be the command itself (sglang matches a prefix, so `/rerun-t
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from ci_budget.registry import specs
@@ -66,15 +65,20 @@ class Request:
 
 def first_line(body: str) -> str:
     """The line sglang's handler acts on: format characters dropped, blank lines skipped."""
-    text = "".join(c for c in body if unicodedata.category(c) != "Cf")
-    return text.strip().partition("\n")[0].rstrip("\r").strip()
+    return specs.strip_format(body).strip().partition("\n")[0].rstrip("\r").strip()
 
 
-def parse_request(body: str, max_specs: int) -> Request | None:
-    """The command in `body`, or None when the comment gives none."""
+def parse_request(
+    body: str, max_specs: int, word: str = specs.COMMAND, foreign: tuple[str, ...] = ()
+) -> Request | None:
+    """The command in `body`, or None when the comment gives none. `word` is the run command as
+    configured (github.command: `/ci-budget-run` beside a handler of `/rerun-test`); `foreign`
+    are commands the repository's own workflows answer, never ci-budget."""
     words = first_line(body).split()
     name, at, sha = (words[0] if words else "").partition("@")
     args = words[1:]
+    if name in foreign:
+        return None
     if name in (TAG, TAG_AND_RERUN, RERUN_FAILED_CI):
         problems = [f"`{name}` takes no @SHA: it acts on the head"] if at else []
         extra = name != RERUN_FAILED_CI and "extra" in args
@@ -84,7 +88,7 @@ def parse_request(body: str, max_specs: int) -> Request | None:
     guard = parse_guard_command(body)
     if guard is not None:
         return Request(GUARD, guard.as_rerun(), guard=guard)
-    command = specs.parse_command(body, max_specs)
+    command = specs.parse_command(body, max_specs, word)
     return None if command is None else Request(specs.COMMAND, command)
 
 

@@ -9,16 +9,12 @@ from typing import Any
 
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Registration
-from ci_budget.sharding.dispatch import dispatch, suite_shards
+from ci_budget.sharding.dispatch import dispatch
 
 
-def shard_count(
-    regs: Sequence[Registration],
-    config: Config,
-    weights: dict[tuple[str, str], float] | None = None,
-) -> int:
-    """Shards for one suite's registrations (see sharding.dispatch)."""
-    return suite_shards(regs[0].suite, regs, config, weights).size
+def _install(config: Config, name: str) -> str | None:
+    runner = config.runner(name)
+    return runner.install if runner is not None else None
 
 
 def suite_rows(
@@ -43,6 +39,7 @@ def suite_rows(
                     backend=p.backend,
                     partition=f"{i}/{p.size}",
                     max_parallel=p.max_parallel,
+                    install=_install(config, p.runner_config),
                 )
             )
     return rows, notes

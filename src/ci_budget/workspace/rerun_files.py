@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ci_budget.config import Config
-from ci_budget.workspace.git import _git
+from ci_budget.workspace.git import git
 
 
 def _wanted(rel: str) -> bool:
@@ -32,6 +32,6 @@ def rerun_files_at(root: Path, sha: str, config: Config) -> list[str]:
     dirs = [d.strip("/") for d in config.github.rerun_dirs]
     if not dirs:
         return []
-    out = _git(root, "ls-tree", "-r", "-z", "--name-only", sha, "--", *dirs)
+    out = git(root, "ls-tree", "-r", "-z", "--name-only", sha, "--", *dirs)
     return sorted(rel for rel in out.decode("utf-8", "surrogateescape").split("\0") if rel
                   and _wanted(rel))  # fmt: skip
