@@ -257,7 +257,7 @@ def ours_decision(body: str, registrations, config, root: str, files=()):
     runs: dict[str, list[str]] = {}
     for row in plan.matrix:
         runs.setdefault(",".join(row.runs_on), []).extend(row.specs)
-    command = specs.parse_command(body, config.github.max_specs)
+    command = specs.parse_command(body, config.github.max_specs, config.github.command)
     refused = []
     if command is not None and not command.problems:
         refused = specs.resolve(command.specs, registrations, config, root, files).refused_specs

@@ -70,6 +70,24 @@ def test_the_fixture_covers_what_sglang_accepts():
     assert runs["ubuntu-latest"] and runs["1-gpu-h100"][0].startswith("python/sglang/multimodal")
 
 
+def test_beside_sglangs_handler_its_own_command_decides_the_same():
+    """Zero config on sglang, ci-budget answers `/ci-budget-run` and leaves `/rerun-test` to the
+    handler (docs/adopting.md): the same specs are decided the same under its own word."""
+    github = CONFIG.github.model_copy(
+        update={"command": "/ci-budget-run", "foreign_commands": ["/rerun-test"]}
+    )
+    config = CONFIG.model_copy(update={"github": github})
+    same = [c for c in CASES if "difference" not in c]
+    for case in same:
+        body = case["body"].replace("/rerun-test", "/ci-budget-run", 1)
+        ours, _ = harness.ours_decision(body, REGS, config, "/checkout", FILES)
+        assert ours == case["sglang"], body
+    ours, plan = harness.ours_decision(
+        "/rerun-test test_srt_endpoint.py", REGS, config, "/c", FILES
+    )
+    assert not plan.should_run and plan.reply is None and ours["runs"] == {}
+
+
 def test_every_listed_difference_is_in_the_readme_and_the_reply_says_why():
     listed = readme_differences()
     assert {c["difference"] for c in CASES if "difference" in c} <= listed
