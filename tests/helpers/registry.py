@@ -24,10 +24,12 @@ def reg(
     `{stage}-test-{runner}`. With `suite`: a `{stage}-test-{runner}` name also gives the
     registration's stage and runner config where those are not given; `legacy` makes it an
     old `suite=` call, with neither."""
-    if suite is None:
+    if legacy:
+        stage = runner = None
+    elif suite is None:
         stage, runner = stage or "base-b", runner or "1-gpu-large"
         suite = f"{stage}-test-{runner}"
-    elif not legacy and "-test-" in suite:
+    elif "-test-" in suite:
         named_stage, named_runner = suite.split("-test-", 1)
         stage, runner = stage or named_stage, runner or named_runner
     return Registration(
