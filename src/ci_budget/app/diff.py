@@ -7,7 +7,14 @@ from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
-from ci_budget.app.report import fail_on_option, format_option, out_option, post_option, pr_option
+from ci_budget.app.report import (
+    fail_on_option,
+    format_option,
+    kept,
+    out_option,
+    post_option,
+    pr_option,
+)
 from ci_budget.app.sink import Sink
 from ci_budget.models import RegistryScan
 
@@ -20,7 +27,7 @@ class DiffOptions:
     history: Path | None = option(
         None, metavar="FILE", help="timing history: measured p90s beside est_time"
     )
-    out: Path = out_option()
+    out: Path | None = out_option()
     format: str | None = format_option()
     fail_on: str = fail_on_option(
         "anything but never: exit 1 when a suite's risk is over or the PR adds registry errors"
@@ -63,7 +70,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             "budget-risk": report.risk,
             "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
-            "report-path": str(options.out),
+            "report-path": "" if options.out is None else str(options.out),
         }
     )
     if options.post:
@@ -72,7 +79,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             kind=KIND,
             pr=options.pr,
             what="the budget comment",
-            where=f"report: {options.out}",
+            where=kept(options.out),
         )
     failing = report.risk == "over" or bool(report.errors_introduced)
     return 1 if options.fail_on != "never" and failing else 0

@@ -50,6 +50,11 @@ class VerifyOptions:
         None, metavar="FIX", help="table group of the fix (default: from REF)"
     )
     arch: str | None = option(None, help="architecture (default: the GPU found on this machine)")
+    force_arch: bool = option(
+        False, needs="write",
+        help="let --write file the values under --arch although this machine's GPU is another "
+        "architecture or none",
+    )  # fmt: skip
     python: str | None = option(None, help="interpreter the tests run with (default: this one)")
     timeout_per_file: float | None = option(
         None, metavar="S", help="per-run timeout in seconds (default: the config's file timeout)"
@@ -111,19 +116,39 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
         return run_jobs([job], [], meta.model_copy(deep=True), setup)
 
 
+def run_arch(config: Config, arch: str | None, gpu) -> tuple[str, str | None]:
+    """(the architecture the values are filed under, why it is not this machine's, or None)."""
+    amap = config.gpu_arch_map()
+    here = normalize_arch(gpu.arch or "", amap) if gpu is not None else None
+    if arch is None:
+        if here is None:
+            raise GuardError("no GPU architecture detected on this machine; pass --arch")
+        return here, None
+    chosen = normalize_arch(arch, amap)
+    if chosen is None:
+        raise GuardError(f"--arch {arch!r}: not an architecture (sm90, SM100, H200, ...)")
+    if here == chosen:
+        return chosen, None
+    if gpu is None:
+        machine = "this machine has no GPU (the tests take their CPU path)"
+    else:
+        machine = f"this machine's GPU is {gpu.name} ({here or 'an unknown architecture'})"
+    return chosen, f"--arch {chosen}: {machine}; its values are not {chosen}'s"
+
+
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
-           stream: TextIO | None = None, timeout: float | None = None) -> Verification:  # fmt: skip
-    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table."""
+           stream: TextIO | None = None, timeout: float | None = None,
+           gpu=None) -> Verification:  # fmt: skip
+    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table (under
+    `arch`, else the architecture of `gpu`, else of the GPU found here)."""
     amap = config.gpu_arch_map()
     source = (root / rel).read_text(encoding="utf-8")
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
-    gpu = detect_gpu(amap, python=python)
-    run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)
-    if run_arch is None:
-        raise GuardError("no GPU architecture detected on this machine; pass --arch")
+    gpu = gpu if gpu is not None else detect_gpu(amap, python=python)
+    run_arch_, _ = run_arch(config, arch, gpu)
     meta = RunMeta(specs=[rel], gpu=gpu, mode=config.mode, python=python)
     job = _job(rel, source, config)
     try:
@@ -139,7 +164,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
     except RevertError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})
-    out = Verification(rel, run_arch, described, group, source, [], [], problems, runs)
+    out = Verification(rel, run_arch_, described, group, source, [], [], problems, runs)
     _fill(out, config, class_names(source))
     return out
 
@@ -179,6 +204,7 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     """Print the filled table and the rows still flagged; exit 1 when no table was filled."""
     import sys
 
+    from ci_budget.app.run import interpreter
     from ci_budget.workspace.sources import repo_relative
 
     sink = sink or Sink(settings)
@@ -186,10 +212,17 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     rel = repo_relative(root, options.file)
     if not (root / rel).is_file():
         raise AppError(f"{options.file}: no such file")
+    python = interpreter(options.python) if options.python else sys.executable
     try:
-        result = verify(root, config, rel, options.revert, python=options.python or sys.executable,
-                        arch=options.arch, group=options.group, cwd=Path.cwd(), stream=sink.stderr,
-                        timeout=options.timeout_per_file)  # fmt: skip
+        gpu = detect_gpu(config.gpu_arch_map(), python=python)
+        _, mismatch = run_arch(config, options.arch, gpu)
+        if mismatch and options.write and not options.force_arch:
+            raise GuardError(f"{mismatch}; refusing --write (--force-arch writes them anyway)")
+        if mismatch:
+            sink.warn(mismatch)
+        result = verify(root, config, rel, options.revert, python=python, arch=options.arch,
+                        group=options.group, cwd=Path.cwd(), stream=sink.stderr,
+                        timeout=options.timeout_per_file, gpu=gpu)  # fmt: skip
     except GuardError as exc:
         raise AppError(str(exc)) from None
     sink.echo(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"

@@ -15,9 +15,14 @@ FAIL_ON = ("over", "timeout", "failed", "never")
 
 def out_option():
     return option(
-        Path("ci-budget-report.md"),
-        help="markdown file to write; a .json copy goes next to it (default: %(default)s)",
-    )
+        None, metavar="FILE",
+        help="also write the markdown to FILE and a .json copy next to it (default: no file)",
+    )  # fmt: skip
+
+
+def kept(out: Path | None) -> str:
+    """Where a report is kept besides what was printed, for the error of a failed post."""
+    return f"the report is in {out}" if out is not None else "the report was printed only"
 
 
 def format_option():
@@ -47,7 +52,7 @@ class ReportOptions:
     json_reports: list[str] = option(
         list, flag="--json-report", metavar="FILE", help="pytest-json-report file (repeatable)"
     )
-    out: Path = out_option()
+    out: Path | None = out_option()
     kind: str = option("run", help="sticky comment kind (default: %(default)s)")
     format: str | None = format_option()
     classes: str = option(
@@ -101,7 +106,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             "over": statuses.count("over"),
             "near": statuses.count("near"),
             "timeouts": statuses.count("timeout"),
-            "report-path": str(options.out),
+            "report-path": "" if options.out is None else str(options.out),
         }
     )
     sink.annotations(annotations(built) + arch_annotations(built))
@@ -112,7 +117,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             kind=options.kind,
             pr=options.pr,
             what="the comment",
-            where=f"the report is in {options.out}",
+            where=kept(options.out),
         )
     return 1 if should_fail(options.fail_on, built) else 0
 
@@ -180,6 +185,7 @@ def should_fail(fail_on: str, report) -> bool:
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
+    from ci_budget.render.words import pct
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}
@@ -196,7 +202,7 @@ def annotations(report) -> list[str]:
             if line.suggestion is not None:
                 text += f"; suggest est_time>={line.suggestion} (a lower bound)"
         else:
-            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({line.ratio * 100:.0f}%)"
+            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({pct(line.ratio)})"
             if line.suggestion is not None:
                 text += f"; suggest est_time={line.suggestion}"
         out.append(

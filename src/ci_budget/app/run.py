@@ -3,6 +3,7 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +42,10 @@ class RunOptions:
     heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
     out: Path = option(Path("ci-budget-results.json"), help="the results file to write")
     artifacts_dir: Path | None = option(
-        None, metavar="DIR", help="raw reports (default: next to --out)"
-    )
+        None, metavar="DIR",
+        help="keep the raw reports and logs there (default: a temporary folder, removed when "
+        "every file passed)",
+    )  # fmt: skip
     python: str | None = option(None, help="the tests' interpreter (default: this one)")
     mode: str | None = option(
         None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
@@ -71,16 +74,13 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
-    python = _interpreter(options.python) if options.python else sys.executable
+    python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
     pytest_probe = preflight.PytestProbe(python) if mode == "pytest" else None
     gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python)
     try:
         registrations, selection = _select(settings, options, sink)
-        for job in selection.jobs:
-            if (why := preflight.missing_selection(settings.root, job)) is not None:
-                raise AppError(why)
     except BaseException:
         for probe in (pytest_probe, gpu_probe):
             if probe is not None:
@@ -97,7 +97,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         root=settings.root,
         config=settings.config,
         out=out,
-        artifacts_dir=options.artifacts_dir or out.with_name(out.stem + "-artifacts"),
+        artifacts_dir=options.artifacts_dir or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-")),
         python=python,
         mode=mode,
         timeout_per_file=options.timeout_per_file,
@@ -107,14 +107,34 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     )
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
-    results = runner.run_jobs(jobs, skipped, meta, opts)
+    results = None
+    try:
+        results = runner.run_jobs(jobs, skipped, meta, opts)
+    finally:
+        _keep_or_drop(opts.artifacts_dir, options.artifacts_dir is not None, results, sink)
     sink.echo(f"results: {out}")
     return runner.exit_status(results)
+
+
+def _keep_or_drop(folder: Path, given: bool, results, sink: Sink) -> None:
+    """The default raw-reports folder is temporary: gone when every file passed, else kept
+    (the failing files' logs are there) and said once."""
+    import shutil
+
+    from ci_budget.runner import run as runner
+
+    if given:
+        return
+    if results is not None and runner.exit_status(results) == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        sink.note(f"raw reports and logs of the files: {folder} (--artifacts-dir DIR to choose)")
 
 
 def _select(settings, options: RunOptions, sink: Sink):
     """(registrations, the shard's selection)."""
     from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.runner.preflight import missing_selection
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
@@ -149,6 +169,9 @@ def _select(settings, options: RunOptions, sink: Sink):
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
+    for job in selection.jobs:  # checked for --dry-run too: it answers what `run` would do
+        if (why := missing_selection(root, job)) is not None:
+            raise AppError(why)
     return scan.registrations, selection
 
 
@@ -215,8 +238,9 @@ def _meta(settings, options: RunOptions, registrations, python: str, mode: str, 
     )
 
 
-def _interpreter(name: str) -> str:
-    """--python as an absolute path: tests run from the repository root, not from here."""
+def interpreter(name: str) -> str:
+    """--python as an absolute path (tests run from the repository root or a worktree, not
+    from here); `guard verify` takes it the same way."""
     import shutil
 
     if "/" in name:

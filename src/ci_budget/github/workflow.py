@@ -37,7 +37,7 @@ def _escape_property(value: str) -> str:
 
 def show_report(
     text: str,
-    path: Path,
+    path: Path | None,
     explicit: bool,
     wrap: bool = True,
     env: Mapping[str, str] | None = None,
@@ -46,7 +46,8 @@ def show_report(
     """The report on stdout, except in Actions when no format was asked for: there it is in
     the step summary and `path`, and the log gets one line saying so (data stays out of it)."""
     if in_actions(env) and not explicit:
-        text, wrap = f"ci-budget: the report is in {path} and in the step summary", False
+        where = f"{path} and in the step summary" if path is not None else "the step summary"
+        text, wrap = f"ci-budget: the report is in {where}", False
     print_report(text, env=env, out=out, wrap=wrap)
 
 

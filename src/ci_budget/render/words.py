@@ -36,6 +36,11 @@ def secs(value: float | None) -> str:
     return f"{value:,.0f}s"
 
 
+def budget(line: BudgetLine) -> str:
+    """A file's est_time; `-` only where no registration gives one (a registered 0 is 0)."""
+    return secs(line.est_time if line.line else line.est_time or None)
+
+
 def pct(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio * 100:.0f}%"
 

@@ -39,7 +39,11 @@ def resolve(root: Path, ref: str) -> str:
         out = _git(
             root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
         )
-    except GitError:
+    except GitError as exc:
+        if "not installed" in str(exc):
+            raise
+        if not in_work_tree(root):
+            raise GitError(f"{root} is not inside a git repository (diff compares git commits)")
         raise GitError(
             f"base ref {ref!r} is not a commit in {root} (in a shallow checkout, fetch it: "
             f"`git fetch --depth=1 origin {ref}` or use fetch-depth: 0)"
