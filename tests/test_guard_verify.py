@@ -36,7 +36,8 @@ def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypa
     monkeypatch.setenv("STANDIN_ARCH", "sm90")
     root, fix = guard_repo(tmp_path)
     monkeypatch.chdir(root)
-    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90",
+    # No GPU here: the stand-in prints SM90's numbers, so --write needs --force-arch.
+    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90", "--force-arch",
             "--python", sys.executable, "--write", "--results-dir", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out

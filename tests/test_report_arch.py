@@ -58,7 +58,8 @@ def _results(tmp_path: Path, gpu: dict | None, kl: float = 0.0) -> Path:
 
 def _report(tmp_path: Path, *args: str):
     return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path), *args],
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path), *args,
+         "--out", "ci-budget-report.md"],  # fmt: skip
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -97,7 +97,8 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         root=settings.root,
         config=settings.config,
         out=out,
-        artifacts_dir=options.artifacts_dir or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-")),
+        artifacts_dir=options.artifacts_dir
+        or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-")),
         python=python,
         mode=mode,
         timeout_per_file=options.timeout_per_file,

@@ -43,7 +43,9 @@ def resolve(root: Path, ref: str) -> str:
         if "not installed" in str(exc):
             raise
         if not in_work_tree(root):
-            raise GitError(f"{root} is not inside a git repository (diff compares git commits)")
+            raise GitError(
+                f"{root} is not inside a git repository (diff compares git commits)"
+            ) from None
         raise GitError(
             f"base ref {ref!r} is not a commit in {root} (in a shallow checkout, fetch it: "
             f"`git fetch --depth=1 origin {ref}` or use fetch-depth: 0)"
