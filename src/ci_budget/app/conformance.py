@@ -27,7 +27,7 @@ def _model(path: Path | None, sink: Sink):
         return None, None
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         sink.warn(f"--partition-model {path}: {exc}; using est_time")
         return None, None
     model = model_from_json(raw)

@@ -176,7 +176,7 @@ def partition_model(path: Path | None, sink: Sink):
         return None
     try:
         model = model_from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else f"invalid JSON: {exc}"
         sink.warn(f"--partition-model {path}: {reason}; using est_time")
         return None

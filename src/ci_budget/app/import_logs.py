@@ -102,7 +102,7 @@ def seed_from_model(history: History, path: Path, progress) -> int:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise AppError(f"--partition-model {path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise AppError(f"--partition-model {path}: not JSON: {exc}") from None
     estimates, problems = model_estimates(data, source=path.name)
     for problem in problems:

@@ -152,11 +152,13 @@ def measured_table_rows(settings, runs) -> tuple[list, list]:
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
     from ci_budget.app.tables import table_rows_and_classes
     from ci_budget.arch.flags import arch_mismatch, attach_measured
+    from ci_budget.workspace.sources import inside
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
+    # Paths come from the results (a job that ran the PR's code): only the checkout's files.
     rows, problems, classes = table_rows_and_classes(
-        settings, [f for f in files if (root / f).is_file()]
+        settings, [f for f in files if inside(root, f)]
     )
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:

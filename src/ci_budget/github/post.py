@@ -20,7 +20,7 @@ def pr_from_event(env: Mapping[str, str] = os.environ) -> int:
     try:
         with open(path, encoding="utf-8") as fh:
             event = json.load(fh)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise GitHubError(f"{path}: cannot read the {name} payload: {exc}") from None
     if isinstance(event.get("pull_request"), dict) and "number" in event["pull_request"]:
         return int(event["pull_request"]["number"])

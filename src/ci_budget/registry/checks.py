@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from ci_budget.registry.nodes import STRING_PARAMS
 
+MAX_EST_TIME = 1_000_000  # seconds, 11.6 days; sglang's largest is 4,800
+
 if TYPE_CHECKING:
     from ci_budget.registry.parse import FileScan
 
@@ -28,6 +30,13 @@ def check_types(scan: FileScan, call: ast.Call, func: str, values: dict, nodes: 
             ok = False
         elif est < 0:
             scan.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
+            ok = False
+        elif not est <= MAX_EST_TIME:  # 1e999 is inf; a huge int is no float: neither adds up
+            text = repr(est) if len(repr(est)) <= 20 else repr(est)[:12] + "..."
+            scan.error(
+                nodes["est_time"],
+                f"{func}(): est_time must be at most {MAX_EST_TIME:,} seconds, not {text}",
+            )
             ok = False
         elif est == 0:
             scan.warn(

@@ -33,7 +33,7 @@ def current_test(progress_file: Path) -> str:
             fh.seek(max(0, progress_file.stat().st_size - 4096))
             last = fh.read().splitlines()[-1:]
         return json.loads(last[0]).get("nodeid", "") if last else ""
-    except (OSError, ValueError, IndexError, AttributeError):
+    except (OSError, ValueError, IndexError, AttributeError, RecursionError):
         return ""
 
 

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
+
 
 class RevertError(Exception):
     """A ref that cannot be reverted; the message names it and the files in conflict."""
@@ -52,9 +54,10 @@ def head_worktree(repo: Path) -> Iterator[Path]:
 def revert(tree: Path, ref: str, cwd: Path, sub: str = ".") -> str:
     """Revert one ref in `tree`: a patch file (found relative to `cwd`; its paths relative to
     the project root `sub` inside the repository) or a commit. Returns what it was
-    (`patch PATH` / `commit SHA subject`)."""
+    (`patch PATH` / `commit SHA subject`). A ref of 7 to 40 hex digits is always a commit:
+    a file of that name (a PR can add one) never stands in for it."""
     patch = Path(ref) if Path(ref).is_absolute() else cwd / ref
-    if patch.is_file():
+    if not _HEX.fullmatch(ref) and patch.is_file():
         where = [f"--directory={sub}"] if sub not in ("", ".") else []
         proc = _git(tree, "apply", "-R", *where, "--whitespace=nowarn", str(patch.resolve()))
         if proc.returncode != 0:
