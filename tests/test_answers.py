@@ -54,7 +54,9 @@ def repo(tmp_path: Path) -> Path:
         (reg / f"test_{i}.py").write_text(
             HEADER + f'register_cuda_ci(est_time={10 + i}, suite="{suite}")\n' + BODY
         )
-    (reg / "test_zero.py").write_text(HEADER + 'register_cuda_ci(est_time=0, suite="zero")\n' + BODY)
+    (reg / "test_zero.py").write_text(
+        HEADER + 'register_cuda_ci(est_time=0, suite="zero")\n' + BODY
+    )
     (reg / "test_npu.py").write_text(
         HEADER + 'register_npu_ci(est_time=4800, suite="", nightly=True, disabled="perf")\n' + BODY
     )
@@ -107,7 +109,9 @@ def test_a_nightly_only_suite_names_the_flag(tmp_path, capsys):
         "ci-budget run: nightly-x: only nightly=True registrations (1 file(s)); "
         "add --nightly to run them\n"
     )
-    rc, out, _ = cli(capsys, "run", "--dry-run", "--root", root, "--suite", "nightly-x", "--nightly")
+    rc, out, _ = cli(
+        capsys, "run", "--dry-run", "--root", root, "--suite", "nightly-x", "--nightly"
+    )
     assert rc == 0 and "test/registered/test_nightly.py" in out
 
 
@@ -171,10 +175,9 @@ def test_a_failing_file_keeps_its_raw_reports_and_says_where(tmp_path, monkeypat
 def test_report_and_diff_write_no_file_without_out(tmp_path, monkeypatch, capsys):
     root = repo(tmp_path)
     results = tmp_path / "r.json"
+    ran = {"path": "test/registered/test_zero.py", "elapsed": 3.0, "status": "passed"}
     results.write_text(
-        json.dumps({"schema_version": 1, "meta": {"suites": ["zero"]},
-                    "files": [{"path": "test/registered/test_zero.py", "elapsed": 3.0,
-                               "status": "passed"}]})  # fmt: skip
+        json.dumps({"schema_version": 1, "meta": {"suites": ["zero"]}, "files": [ran]})
     )
     monkeypatch.chdir(root)
     for argv in (

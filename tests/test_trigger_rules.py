@@ -583,8 +583,7 @@ def test_workflow_dispatch_refusals_keep_the_trigger_and_commit():
         "`nightly-test-1-gpu-large`, `stage-c-test-4-gpu-h100`)"
     )
     assert plan.reason == (
-        f"workflow_dispatch refused: unknown suite `nope-a` {known}; "
-        f"unknown suite `nope-b` {known}"
+        f"workflow_dispatch refused: unknown suite `nope-a` {known}; unknown suite `nope-b` {known}"
     )
     regs = [r for r in REGS if r.disabled]
     plan = decide(None, None, Facts(sha=HEAD, suites=[regs[0].suite]), regs, Config())
