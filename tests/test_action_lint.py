@@ -167,13 +167,17 @@ def test_action_installs_into_its_own_venv_and_runs_tests_with_the_input_python(
     steps = {step.get("id"): step for _, step in steps_of(action)}
     setup = (ROOT / "scripts" / "action_setup.sh").read_text(encoding="utf-8")
     # A venv of its own, cached by lock hash, filled only from a hash-locked file.
-    assert 'venv="$cache/$profile-$lock_hash-$pykey"' in setup
+    assert 'venv="$cache/$profile-$lock_hash-$pykey-m"' in setup  # reused if its manifest matches
     assert setup.count("--no-deps --require-hashes") == 3  # uv, the bootstrap's pip, the venv's pip
     assert '--python "$dest/bin/python"' in setup  # never into the runner's python
     assert "GITHUB_PATH" not in setup  # the venv never shadows the runner's python3
     run = steps["run"]
     assert run["env"]["INPUT_PYTHON"] == "${{ inputs.python }}"
     assert '--python "$python_bin"' in run["run"]
+    # The tests run in the sandbox unless the workflow opts out in writing.
+    assert "common=(--sandbox on " in run["run"]
+    assert 'if [[ "$INPUT_UNSANDBOXED" == "true" ]]; then common=(--sandbox off); fi' in run["run"]
+    assert action["inputs"]["unsandboxed-tests-i-accept-the-risk"]["default"] == "false"
     outputs = action["outputs"]
     for name in ("should-run", "matrix", "head-sha", "pr-number", "trigger", "reason"):
         assert outputs[name]["value"] == f"${{{{ steps.plan.outputs.{name} }}}}"
@@ -191,6 +195,33 @@ def test_actions_pinned_and_checkouts_keep_no_credentials(path):
         assert SHA_PIN.match(uses), f"{path.name}: {where}: {uses} is not pinned to a commit"
         if uses.startswith("actions/checkout@"):
             assert step["with"]["persist-credentials"] is False, f"{path.name}: {where}"
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_a_job_that_checks_out_another_commit_never_runs_that_commits_action(path):
+    """After checking out the PR's commit (`ref: head-sha`), `uses: ./` runs the PR's action.yml
+    and scripts in the GPU job. A local action must come from a checkout of the workflow's own
+    ref (no `ref:`), in a folder that is not the other commit's."""
+    for name, job in load(path)["jobs"].items():
+        steps = job.get("steps", [])
+        checkouts = {
+            os.path.normpath(step.get("with", {}).get("path") or "."): step.get("with", {})
+            for step in steps
+            if str(step.get("uses", "")).startswith("actions/checkout@")
+        }
+        other = [folder for folder, w in checkouts.items() if w.get("ref")]
+        for step in steps:
+            uses = str(step.get("uses", ""))
+            if not uses.startswith("./") or not other:
+                continue
+            folder = os.path.normpath(uses[2:] or ".")
+            assert folder in checkouts, f"{path.name}: {name}: {uses} is no checkout's folder"
+            assert not checkouts[folder].get("ref"), f"{path.name}: {name}: {uses} is the PR's"
+            for theirs in other:
+                common = os.path.commonpath([os.path.abspath(folder), os.path.abspath(theirs)])
+                assert common not in (os.path.abspath(folder), os.path.abspath(theirs)), (
+                    f"{path.name}: {name}: {uses} lies in or around the checkout of {theirs}"
+                )
 
 
 def test_budget_workflow_permissions_are_least_privilege():

@@ -77,3 +77,39 @@ def test_a_failed_install_leaves_nothing_half_built_in_the_tool_cache(tmp_path):
     assert done.returncode != 0
     assert sorted(p.name for p in cache.iterdir()) == [".new-racing"]
     assert not (tmp_path / "out").exists()
+
+
+def _site_packages(venv: Path) -> Path:
+    (site,) = venv.glob("lib/python3*/site-packages")
+    return site
+
+
+def _network_env() -> dict[str, str]:
+    """This machine's way to the package index (mirror, proxy, certificates): a real install."""
+    names = ("PIP_", "UV_", "SSL_CERT", "CURL_CA", "REQUESTS_CA", "HTTP", "NO_PROXY")
+    return {k: v for k, v in os.environ.items() if k.upper().startswith(names)}
+
+
+def test_the_cached_venv_is_reused_only_while_it_matches_its_manifest(tmp_path):
+    """A .pth planted in the cached venv (by tests of an earlier job, or anything else that ran
+    as the runner user) used to run in the next job: the venv was trusted by a stamp file."""
+    net = _network_env()
+    first = setup(tmp_path, **net)
+    assert first.returncode == 0, first.stdout + first.stderr
+    written = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    venv, cli = Path(written["venv"]), written["cli"]
+    # Running ci-budget writes nothing into its venv (bytecode was compiled at install, -B).
+    assert subprocess.run([cli, "--version"], capture_output=True).returncode == 0
+    again = setup(tmp_path, **net)
+    assert "reusing the run dependencies" in again.stdout, again.stdout + again.stderr
+    marker = tmp_path / "the-pth-ran"
+    planted = _site_packages(venv) / "zz_planted.pth"
+    planted.write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n")
+    third = setup(tmp_path, **net)
+    assert third.returncode == 0, third.stdout + third.stderr
+    (warning,) = [x for x in third.stdout.splitlines() if x.startswith("::warning")]
+    assert "changed since they were installed" in warning and "zz_planted.pth" in warning
+    assert "installing run dependencies" in third.stdout
+    assert not planted.exists()
+    assert subprocess.run([cli, "--version"], capture_output=True).returncode == 0
+    assert not marker.exists(), "the planted .pth ran"

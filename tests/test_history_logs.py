@@ -17,7 +17,7 @@ from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
 from ci_budget.history.logs import job_suite, parse_log
 from ci_budget.history.model import History
-from ci_budget.sharding.planners import weights_for
+from ci_budget.sharding.model import PlanNumbers, parse_model
 from ci_budget.workspace.history_store import load_history
 
 T0 = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
@@ -136,8 +136,12 @@ def test_job_samples_carry_the_jobs_record_and_are_idempotent():
 
 def test_partition_model_seeds_only_where_nothing_was_measured():
     model = {"est": {SUITE: {A: 400, B: 90.5, C: "slow"}}, "fit": {}, "n_runs": 12}
-    estimates, problems = model_estimates(model, "model.json")
-    assert problems == [f"est.{SUITE}.{C}: not a number of seconds: 'slow'"]
+    parsed, problems = parse_model(model, "model.json")
+    assert problems == [
+        f"model.json: est.{SUITE}: 1 value(s) not a number of seconds (first: {C}); "
+        "those files use est_time"
+    ]
+    estimates = model_estimates(parsed.est, "model.json")
     history = History()
     add_job(history, "job:1", JobInfo(1, SUITE), _parse(job_log(T0, SUITE, [Ran(A, 650)])))
     assert seed(history, estimates) == 1  # A has a sample; B is seeded
@@ -146,7 +150,7 @@ def test_partition_model_seeds_only_where_nothing_was_measured():
 
     regs = [Registration(file=f, line=1, function="register_cuda_ci", backend="cuda", est_time=10,
                          suite=SUITE, stage="base-b", runner_config="1-gpu-large") for f in (A, B, C)]  # fmt: skip
-    assert [s for _, s in weights_for(regs, history)] == [650.0, 90.5, 10.0]
+    assert list(PlanNumbers(history=history).weights(regs).values()) == [650.0, 90.5, 10.0]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:

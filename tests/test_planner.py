@@ -10,6 +10,7 @@ import pytest
 
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
+from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import (
     lower_bound,
     lpt,
@@ -18,7 +19,6 @@ from ci_budget.sharding.planners import (
     parse_partition,
     plan,
     sglang_shards,
-    weights_for,
 )
 
 
@@ -160,6 +160,7 @@ def test_weights_prefer_measured_p90():
                 files=[FileResult(path="a.py", suite="s", elapsed=elapsed, status=status)],
             )
         )
-    weights = weights_for([_reg("a.py", 600), _reg("b.py", 300), _reg("a.py", 50, "t")], history)
-    assert weights == [("a.py", 120.0), ("b.py", 300.0), ("a.py", 50.0)]
-    assert weights_for([_reg("b.py", 30)]) == [("b.py", 30.0)]
+    regs = [_reg("a.py", 600), _reg("b.py", 300), _reg("a.py", 50, "t")]
+    weights = PlanNumbers(history=history).weights(regs)
+    assert list(weights.values()) == [120.0, 300.0, 50.0]  # p90 of the passing runs only
+    assert PlanNumbers().weights([_reg("b.py", 30)]) == {("b.py", _reg("b.py", 30).suite): 30.0}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ci_budget.sharding import planners
+from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import (
     ALGORITHMS,
     lower_bound,
@@ -209,12 +210,7 @@ def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
     }
     regs = [registration("a.py", "s", 600), registration("a.py", "t", 60),
             registration("b.py", "s", 30), registration("b.py", "t", 30)]  # fmt: skip
-    assert planners.weights_for(regs, history) == [
-        ("a.py", 42.5),
-        ("a.py", 60.0),
-        ("b.py", 30.0),
-        ("b.py", 7.0),
-    ]
+    assert list(PlanNumbers(history=history).weights(regs).values()) == [42.5, 60.0, 30.0, 7.0]
 
 
 def test_exact_search_stops_at_its_node_limit(monkeypatch):

@@ -133,15 +133,17 @@ def test_errors_name_what_was_asked(root):
 
 
 def test_timings_block_is_sglang_format():
+    # run_suite.py: whole seconds; a timed-out file's time is its limit; files never run
+    # (after a failure, fail-fast) are left out
     files = [
-        FileResult(path="a.py", status="passed", elapsed=12.34),
-        FileResult(path="b.py", status="timeout", elapsed=3.0),
+        FileResult(path="a.py", status="passed", elapsed=12.54),
+        FileResult(path="b.py", status="timeout", elapsed=3.2, timeout=3.0),
         FileResult(path="c.py", status="not-run"),
     ]
     assert timings_block(files) == (
         "========== TIMINGS BEGIN ==========\n"
-        '{"file": "a.py", "passed": true, "elapsed": 12.3}\n'
-        '{"file": "b.py", "passed": false, "elapsed": 3.0}\n'
+        '{"file": "a.py", "passed": true, "elapsed": 13}\n'
+        '{"file": "b.py", "passed": false, "elapsed": 3}\n'
         "========== TIMINGS END ==========\n"
     )
 

@@ -105,8 +105,19 @@ def test_env_drop_and_env_keep_from_config(tmp_path, monkeypatch):
 def test_scrub_is_by_name_and_pattern():
     env = {"GITHUB_TOKEN": "t", "INPUT_X": "i", "github_token": "lower", "CUDA_HOME": "/c"}
     assert scrubbed_env(env) == {"github_token": "lower", "CUDA_HOME": "/c"}
-    assert scrubbed_env(env, drop=["CUDA_*"], keep=["INPUT_X"]) == {
-        "INPUT_X": "i",
+    assert scrubbed_env(env, drop=["CUDA_*"], keep=["GITHUB_TOKEN"]) == {
+        "GITHUB_TOKEN": "t",
         "github_token": "lower",
     }
     assert "GITHUB_TOKEN" in DEFAULT_DROP and "INPUT_*" in DEFAULT_DROP
+
+
+def test_env_keep_cannot_bring_back_the_runners_credentials_or_file_commands(tmp_path, monkeypatch):
+    """In a GPU job the config file is the PR's: `env-keep = ["*"]` there must not hand the tests
+    the runtime token (cache writes in the default branch's scope), OIDC or the file commands."""
+    seen = _run(tmp_path, monkeypatch, 'env-keep = ["*"]\n')
+    for name in [*FILE_COMMANDS, "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL",
+                 "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+                 "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "INPUT_SPECS"]:  # fmt: skip
+        assert name not in seen, name
+    assert seen["GITHUB_TOKEN"] == "ghs_job_token"  # a token the repository may keep on purpose

@@ -85,8 +85,8 @@ def test_setsid_grandchild_without_token_is_killed(tmp_path, monkeypatch, how):
     (f,) = results.files
     if how == "hang":
         assert (rc, f.status) == (1, "timeout")
-    else:  # the file passed; what it left behind is cleaned up and said
-        assert (rc, f.status) == (0, "passed")
+    else:  # the file's tests passed; what it left behind is killed and fails the file
+        assert (rc, f.status, f.exit_code) == (1, "failed", 0)
         assert "killed 1 leftover process(es)" in (f.message or "")
 
 

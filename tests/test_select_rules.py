@@ -1,9 +1,11 @@
 """Selection as sglang's run_suite.py does it: backend, nightly, disabled, duplicates, est_time=0,
 and `run --dry-run --format json`. Synthetic registrations; the CLI case builds a tiny tree."""
 
+import glob
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -109,10 +111,15 @@ def test_cli_dry_run_json(tmp_path):
     cmd = [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path),
            "--suite", S, "--backend", "cuda", "--dry-run", "--format", "json"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    # Not sharded: in the order the directory listing gives them, as run_suite.py runs them.
+    found = [Path(p).name for p in glob.glob(str(reg_dir / "**" / "*.py"), recursive=True)]
+    listed = sorted(["test_a.py", "test_zero.py"], key=found.index)
+    est = {"test_a.py": 30.0, "test_zero.py": 0.0}
     assert json.loads(done.stdout) == {
         "files": [
-            {"path": "test/registered/test_a.py", "est_time": 30.0, "suite": S, "backend": "cuda"},
-            {"path": "test/registered/test_zero.py", "est_time": 0.0, "suite": S, "backend": "cuda"},
+            {"path": f"test/registered/{name}", "est_time": est[name], "suite": S,
+             "backend": "cuda", "timeout": 1200.0}
+            for name in listed
         ],
         "skipped": [
             {"path": "test/registered/test_off.py", "est_time": 10.0, "suite": S,

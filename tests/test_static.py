@@ -101,14 +101,17 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     assert md.splitlines()[0] == MARKER
     # verdict first: the change leads, the file (shortened) follows
     row = next(line for line in md.splitlines() if "| `test_a.py:1` |" in line)
-    assert row.startswith("| 600 s → 790 s: **+190 s** (+32 %) |")
+    # the changed row carries what was measured: p90 661 s over 8 runs, under the new budget
+    assert row.startswith("| 600 s → 790 s: **+190 s** (+32 %); measured p90 661 s over 8 run(s) |")
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
     suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
-    assert suite_row.startswith("| ✅ ok | 900 s → 790 s of 20 min (66 %) |")
-    # 900 s fit one shard (limit 0.75 x 20 min); 1,090 s need two, the longest is 790 s
-    assert "| 900 s → 1,090 s (+190 s) | 1 → 2 |" in suite_row and "| 2 → 2 |" in suite_row
-    assert "900 s → 790 s of 20 min (66 %)" in suite_row
+    # shards are planned on what CI plans with: a's measured 661 s (not its est_time) + b's
+    # 300 s = 961 s over the 0.75 x 20 min = 900 s limit: two shards before and after, the
+    # longest a's 661 s; raising a's est_time changes the budget, not the plan
+    assert suite_row.startswith("| ✅ ok | 661 s → 661 s of 20 min (55 %) |")
+    assert "| 900 s → 1,090 s (+190 s) | 2 |" in suite_row
     assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
+    assert "on the measured p90, else est_time; shard wall = coeff × Σ + bias" in md
     assert "790 s budget, p90 measured 661 s over the last 8 passing run(s)" in md
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "\nok\n" in outputs
@@ -369,3 +372,45 @@ def test_one_double_star_glob_matches_as_the_general_matcher():
             rel = "/".join(parts)
             for pattern in patterns:
                 assert glob_match(rel, pattern) == _match_parts(rel.split("/"), pattern.split("/"))
+
+
+def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_named(tmp_path):
+    t = "test/registered/"
+    files = {t + "a.py": _reg(100), t + "b.py": _reg(100), t + "c.py": _reg(100)}
+    repo, base = _repo(tmp_path, files, {t + "c.py": _reg(120)})
+    suite = "base-b-test-1-gpu-large"
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({
+        "est": {suite: {t + "a.py": 700, t + "b.py": 500}},
+        "fit": {suite: {"coeff": 1.0, "bias": 60}},
+    }))  # fmt: skip
+    store = tmp_path / "history.json"
+    _history(store, t + "c.py", suite, [140, 150, 160])
+    out = tmp_path / "budget.md"
+    proc = _cli(
+        repo, "--base", base, "--partition-model", str(model), "--history", str(store),
+        "--out", str(out), "--format", "markdown",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.with_suffix(".json").read_text())
+    [impact] = data["suites"]
+    # planned on a 700 (model), b 500 (model), c 160 (history p90): 1,360 s; sglang's rule
+    # ceil(1.0 x 1,360 / (0.75 x 20 min - 60 s)) = 2 shards; walls 700 + 60, 500 + 160 + 60
+    assert (impact["shards_before"], impact["shards_after"]) == (2, 2)
+    assert impact["loads_after"] == [760.0, 720.0] and (impact["coeff"], impact["bias"]) == (1, 60)
+    assert data["predicted_from"] == "model+history"
+    [change] = data["changes"]
+    assert (change["planned"], change["planned_from"], change["p90"], change["n"]) == (
+        160.0, "p90", 160.0, 3,
+    )  # fmt: skip
+    assert change["under_p90"] and data["under_p90"] == [
+        {"file": t + "c.py", "suite": suite, "est_time": 120.0, "p90": 160.0, "n": 3}
+    ]
+    md = out.read_text()
+    # the verdict's headline names it
+    assert "## ⚠️ ci-budget: 1 est_time below the measured p90 (`c.py`: 120 s < p90 160 s)" in md
+    assert "measured p90 160 s over 3 run(s) ⚠️ below" in md
+    # without the numbers: est_time alone, one shard of 320 s
+    plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")
+    [impact] = json.loads(plain.stdout)["suites"]
+    assert impact["loads_after"] == [320.0] and json.loads(plain.stdout)["under_p90"] == []

@@ -178,6 +178,7 @@ def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
     tests = tmp_path / "test" / "registered"
     tests.mkdir(parents=True)
     (tests / "test_loud.py").write_text(HOSTILE_OUTPUT)
+    tmp_path.chmod(0o755)  # as actions/checkout leaves it: a root runner's sandboxed tests read it
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GITHUB_")}
     proc = subprocess.run(
         [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path), "--suite", SUITE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import math
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -36,6 +36,19 @@ class RunnerConfig(Section):
     runs_on: list[str] = Field(default_factory=list)
     gpus: int = Field(1, ge=0)
     arch: str | None = None  # "sm90"
+    # The script the repository's CI runs on this runner to install the code under test
+    # (sglang: runner_configs.yml's `install`), repository-relative; a run job runs it first.
+    install: str | None = None
+
+    @field_validator("install")
+    @classmethod
+    def _repository_path(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        parts = v.split("/")
+        if not re.fullmatch(r"[\w.+/-]+", v) or v.startswith("/") or ".." in parts:
+            raise ValueError(f"install: {v!r} is not a repository-relative path")
+        return v
 
 
 def _runner(name: str, gpus: int, arch: str | None) -> RunnerConfig:
@@ -116,6 +129,10 @@ class GithubSettings(Section):
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     max_specs: int = Field(20, ge=1)
+    # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
+    # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
+    command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
+
     # Who may trigger, besides the collaborator permission: sglang's file of grants, read from
     # the base branch (trigger/authz.py). "" reads none.
     permissions_file: str = ".github/CI_PERMISSIONS.json"
@@ -126,6 +143,19 @@ class GithubSettings(Section):
     # A label from someone without write access starts at most one run per this many minutes
     # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
     label_cooldown_minutes: float = Field(120.0, ge=0)
+    # Commands the repository's own workflows answer (sglang's slash-command handler):
+    # ci-budget stays silent on them, so no comment gets two answers.
+    foreign_commands: list[str] = Field(default_factory=list)
+
+
+class RetryPatterns(Section):
+    """What makes a failed file worth a second run under `run --enable-retry` (regular
+    expressions, searched case-insensitively in its output); sglang: read from its
+    `ci_utils.py`. A timeout is always retried."""
+
+    infra: list[str] = Field(default_factory=list)  # retried, whatever else matched
+    never: list[str] = Field(default_factory=list)  # real code errors: not retried
+    retriable: list[str] = Field(default_factory=list)  # accuracy, performance, flakes
 
 
 class PlannerSettings(Section):
@@ -179,7 +209,10 @@ class Config(Section):
     max_parallel: Literal["all", "third", "third-gpu"] | int = "all"
     default_stage_timeout: float = Field(60.0, gt=0)  # minutes
     thresholds: Thresholds = Field(default_factory=Thresholds)
-    file_timeout: Literal["sglang"] | float = "sglang"
+    # Per-file timeout: seconds (run_suite.py's per-commit default, 1200) or "est-time" (the
+    # scheduled rule, max(1.5 x est, est + 1800); "sglang" is its old name); per suite before it.
+    file_timeout: Literal["est-time", "sglang"] | float = 1200.0
+    suite_file_timeouts: dict[str, Literal["est-time"] | float] = Field(default_factory=dict)
     mode: Literal["pytest", "script"] = "pytest"
     script_cwd: str = "test"
     main_block: Literal["warning", "error", "ignore"] = "warning"
@@ -190,6 +223,7 @@ class Config(Section):
     env_keep: list[str] = Field(default_factory=list)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)
     arch: ArchSettings = Field(default_factory=ArchSettings)
 
     @field_validator("max_parallel")
@@ -211,7 +245,15 @@ class Config(Section):
     @classmethod
     def _positive_timeout(cls, v: str | float) -> str | float:
         if not isinstance(v, str) and not v > 0:
-            raise ValueError("must be 'sglang' or a positive number of seconds")
+            raise ValueError("must be 'est-time' or a positive number of seconds")
+        return v
+
+    @field_validator("suite_file_timeouts")
+    @classmethod
+    def _positive_suite_timeouts(cls, v: dict) -> dict:
+        for name, value in v.items():
+            if not isinstance(value, str) and not value > 0:
+                raise ValueError(f"{name}: must be 'est-time' or a positive number of seconds")
         return v
 
     # Defaults are merged under user entries so users override or add, never lose the rest.
@@ -251,11 +293,24 @@ class Config(Section):
             return max(size // 3, 1)
         return max(1, min(size, int(rule)))
 
-    def timeout_for(self, est_time: float) -> float:
-        """Per-file timeout: sglang's rule max(1.5 x est, est + 1800), or a flat number."""
-        if self.file_timeout == "sglang":
-            return float(max(math.ceil(1.5 * est_time), est_time + 1800))
-        return float(self.file_timeout)
+    def suite_rule(self, suite: str | None) -> str | float | None:
+        """The suite's own per-file timeout rule, if it has one."""
+        return _lookup(self.suite_file_timeouts, suite) if suite else None
+
+    def timeout_for(self, est_time: float, suite: str | None = None) -> float:
+        """Per-file timeout: the suite's own (`suite-file-timeouts`), else `file-timeout`;
+        each a number of seconds or the est-time rule."""
+        rule = self.suite_rule(suite)
+        return timeout_rule(self.file_timeout if rule is None else rule, est_time)
+
+
+def est_time_timeout(est_time: float) -> float:
+    """sglang's scheduled rule (`--timeout-from-est-time`): max(1.5 x est, est + 1800)."""
+    return max(1.5 * float(est_time), float(est_time) + 1800.0)
+
+
+def timeout_rule(rule: str | float, est_time: float) -> float:
+    return est_time_timeout(est_time) if isinstance(rule, str) else float(rule)
 
 
 def _lookup(table: dict, name: str):

@@ -170,6 +170,10 @@ class BudgetLine(Data):
     gpus: int = 0
     gpu_seconds: float = 0.0
     message: str | None = None
+    planned: float | None = None  # the seconds CI plans this file on (model, p90 or est_time)
+    planned_from: str | None = None  # model / p90 / estimate / est_time
+    p90: float | None = None  # the history's p90 of passing runs (with --history)
+    n: int = 0  # passing runs in the history
 
 
 class SuiteTotal(Data):
@@ -235,6 +239,7 @@ class MatrixRow(Data):
     partition: str | None = None  # "i/n"
     revert: list[str] = Field(default_factory=list)  # /verify-guard: fixes to revert
     max_parallel: int | None = None  # the suite's shards that may run at once
+    install: str | None = None  # the runner config's install script (RunnerConfig.install)
 
 
 class Plan(Data):

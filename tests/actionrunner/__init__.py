@@ -1,7 +1,7 @@
 """Runs action.yml's steps and a workflow's jobs locally, as GitHub's runner would (see runner)."""
 
 from .expressions import Unsupported, evaluate, render
-from .runner import ActionRun, JobRun, Runner, Step, load_yaml, read_output_file
+from .runner import ActionRun, JobRun, Runner, Step, listens, load_yaml, read_output_file
 
 __all__ = [
     "ActionRun",
@@ -10,6 +10,7 @@ __all__ = [
     "Step",
     "Unsupported",
     "evaluate",
+    "listens",
     "load_yaml",
     "read_output_file",
     "render",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 TOKEN = re.compile(
-    r"\s*(?:(?P<num>-?\d+(?:\.\d+)?)|(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||[!().\[\],])"
+    r"\s*(?:(?P<num>-?\d+(?:\.\d+)?)|(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|<=|>=|&&|\|\||[<>!().\[\],*])"
     r"|(?P<name>[A-Za-z_][\w-]*))"
 )
 TEMPLATE = re.compile(r"\$\{\{(.*?)\}\}", re.S)
@@ -22,6 +22,10 @@ STATUS_FUNCTIONS = ("always", "success", "failure", "cancelled")
 
 class Unsupported(Exception):
     """An expression this harness does not understand: the test must fail, not guess."""
+
+
+class Filtered(list):
+    """The result of an object filter (`labels.*`): a property of it is that property of each."""
 
 
 class Strict(dict):
@@ -74,13 +78,22 @@ def _number(value: Any) -> float:
 
 
 def _equal(a: Any, b: Any) -> bool:
+    """GitHub's ==: strings case-insensitively; values of different types as numbers (null and
+    '' are both 0, so `null == ''`); objects and arrays only as the same instance."""
     if isinstance(a, str) and isinstance(b, str):
         return a.casefold() == b.casefold()
-    if type(a) is type(b) or a is None or b is None:
-        if a is None or b is None:
-            return a is None and b is None
-        return a == b
+    if type(a) is type(b):
+        return a is b if isinstance(a, (dict, list)) else a == b
     return _number(a) == _number(b)
+
+
+def _order(a: Any, b: Any, op: str) -> bool:
+    """<, <=, >, >=: strings compare case-insensitively, anything else as numbers (NaN: false)."""
+    if isinstance(a, str) and isinstance(b, str):
+        a, b = a.casefold(), b.casefold()
+    else:
+        a, b = _number(a), _number(b)
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
 
 def to_string(value: Any) -> str:
@@ -151,6 +164,9 @@ class _Parser:
             self.take()
             same = _equal(value, self.unary())
             return same if tok[1] == "==" else not same
+        if tok in (("op", "<"), ("op", "<="), ("op", ">"), ("op", ">=")):
+            self.take()
+            return _order(value, self.unary(), tok[1])
         return value
 
     def unary(self) -> Any:
@@ -164,6 +180,10 @@ class _Parser:
         while self.peek() in (("op", "."), ("op", "[")):
             if self.take()[1] == ".":
                 kind, key = self.take()
+                if (kind, key) == ("op", "*"):
+                    items = value if isinstance(value, list) else list((value or {}).values())
+                    value, path = Filtered(items), f"{path}.*"
+                    continue
                 if kind != "name":
                     raise Unsupported(f"bad property {key!r} in {self.text!r}")
             else:
@@ -174,6 +194,9 @@ class _Parser:
         return value
 
     def _index(self, value: Any, key: Any, path: str) -> Any:
+        if isinstance(value, Filtered):
+            found = (self._index(item, key, path) for item in value)
+            return Filtered(item for item in found if item is not None)
         if isinstance(value, list):
             idx = int(_number(key)) if not isinstance(key, str) or key.isdigit() else None
             return value[idx] if idx is not None and 0 <= idx < len(value) else None

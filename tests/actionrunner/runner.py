@@ -1,24 +1,30 @@
 """Run action.yml's steps, and the jobs of a workflow, the way GitHub's runner does.
 
-What is real: every `run:` is written to a file and run with `bash --noprofile --norc -eo
-pipefail {0}`; GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_EVENT_PATH
-are files; `${{ }}` is evaluated only where GitHub evaluates it (never inside the script text);
-`if:` follows GitHub's status rules; jobs run in `needs` order with their matrix rows.
+What is real: every `run:` is written to a file and run as GitHub runs it, `bash --noprofile
+--norc -eo pipefail {0}` with `shell: bash` and `bash -e {0}` without a shell (its `${{ }}`
+expanded first only with `expand_scripts`, see Runner);
+GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_EVENT_PATH are files;
+`${{ }}` is evaluated only where GitHub evaluates it; `if:` follows GitHub's status rules; jobs
+run in `needs` order with their matrix rows (vectors, include, exclude); a job that `uses:` a
+reusable workflow of the repository runs its jobs with typed `inputs`, `secrets` (`inherit` or
+given) and the workflow's `outputs`; workflow-level `env`; `continue-on-error` on steps.
 
 What is a local equivalent, said here once: `actions/checkout` is a `git clone` of the origin
 repository plus `git checkout <ref>` (the PR head commit where GitHub would use its merge
 commit); `actions/upload-artifact` / `download-artifact` copy files to and from a folder per
-artifact name. Any other `uses:` raises `Unsupported`. Steps a test replaces (`replace`) do not
-run: their outputs are given by the test, and the step log says so.
+artifact name (`run-id`: another run's folder, as the test hands it over); `OWNER/NAME@REF` of a
+published action runs the local copy the test maps it to (`actions`), as GitHub would fetch it;
+`actions/github-script`, `dorny/paths-filter` and `actions/setup-python` are done by the
+harness (standins.py says how). Any other `uses:` raises `Unsupported`. Steps a test replaces
+(`replace`, by step id or name or by the action a step uses) do not run: their outputs are given by the
+test, and the step log says so.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -28,15 +34,29 @@ from typing import Any
 
 import yaml
 
-from .expressions import Strict, Unsupported, condition, render
+from .expressions import (
+    TEMPLATE,
+    Strict,
+    Unsupported,
+    condition,
+    evaluate,
+    render,
+    to_string,
+    truthy,
+)
+from .local_actions import LocalActions
+from .standins import github_script_step, matrix_rows, paths_filter, setup_python, typed_inputs
 
 STEP_TIMEOUT = 600
 # Keys the harness honours (timeout-minutes is accepted and not enforced); anything else, such
 # as continue-on-error, would change the outcome, so it is refused rather than ignored.
 STEP_KEYS = {"name", "id", "if", "run", "shell", "env", "working-directory", "uses", "with"}
-STEP_KEYS |= {"timeout-minutes"}
+STEP_KEYS |= {"timeout-minutes", "continue-on-error"}
 JOB_KEYS = {"name", "needs", "if", "runs-on", "permissions", "concurrency", "strategy"}
 JOB_KEYS |= {"outputs", "steps", "env", "timeout-minutes"}
+CALL_KEYS = {"name", "needs", "if", "uses", "with", "secrets", "permissions", "concurrency"}
+CALL_KEYS |= {"strategy"}
+STRATEGY_KEYS = {"matrix", "fail-fast", "max-parallel"}  # runs are sequential: no throttle
 
 
 def _check_keys(what: str, spec: dict, allowed: set[str]) -> None:
@@ -73,11 +93,33 @@ class JobRun:
     steps: list[Step] = field(default_factory=list)
     summary: str = ""
     head: str | None = None  # commit checked out
+    called: dict[str, list[JobRun]] | None = None  # a reusable workflow's jobs, by name
 
     def log(self) -> str:
         return "\n".join(
             f"--- {s.name} [{s.outcome}, {s.seconds:.1f}s]\n{s.log}" for s in self.steps
         )
+
+
+# The activity types an event starts a workflow for when its `on:` names none.
+DEFAULT_TYPES = {"pull_request": {"opened", "synchronize", "reopened"},
+                 "pull_request_target": {"opened", "synchronize", "reopened"}}  # fmt: skip
+
+
+def listens(wf: dict, event_name: str, payload: dict) -> bool:
+    """Whether GitHub starts this workflow for the event: its `on:` names the event, the
+    activity type (`types`, or the event's defaults), and for workflow_run the workflow."""
+    on = wf.get("on")
+    on = {on: None} if isinstance(on, str) else dict.fromkeys(on) if isinstance(on, list) else on
+    if not isinstance(on, dict) or event_name not in on:
+        return False
+    spec = on[event_name] or {}
+    types = set(spec.get("types") or DEFAULT_TYPES.get(event_name, ()))
+    if types and payload.get("action") not in types:
+        return False
+    if event_name == "workflow_run":
+        return payload["workflow_run"]["name"] in (spec.get("workflows") or [])
+    return True
 
 
 def load_yaml(path: Path) -> dict:
@@ -111,11 +153,14 @@ def read_output_file(path: Path) -> dict[str, str]:
     return out
 
 
-def _status(failed: bool) -> dict[str, bool]:
-    return {"success": not failed, "failure": failed, "always": True, "cancelled": False}
+def _status(failed: bool, succeeded: bool | None = None) -> dict[str, bool]:
+    """A step's status functions from whether an earlier step failed; a job's from its needs,
+    where a skipped need is neither: success() is false and so is failure()."""
+    ok = not failed if succeeded is None else succeeded
+    return {"success": ok, "failure": failed, "always": True, "cancelled": False}
 
 
-class Runner:
+class Runner(LocalActions):
     """One simulated runner: an origin repository, an artifact store, a shared RUNNER_TEMP."""
 
     def __init__(
@@ -130,6 +175,10 @@ class Runner:
         replace: dict[str, dict[str, str]] | None = None,
         between_jobs: Callable[[str, JobRun], None] | None = None,
         cache_store: Path | None = None,
+        actions: dict[str, Path] | None = None,
+        run_artifacts: dict[str, Path] | None = None,
+        secrets: dict[str, str] | None = None,
+        expand_scripts: bool = False,
     ):
         self.origin = origin
         self.work = work
@@ -143,16 +192,27 @@ class Runner:
         self.artifacts.mkdir(parents=True, exist_ok=True)
         # actions/cache: one folder per scope and key; shared by the runs of one test
         self.caches = cache_store or work / "caches"
+        self.actions = actions or {}  # "OWNER/NAME" -> the action's folder
+        self.run_artifacts = run_artifacts or {}  # run id -> that run's artifact store
+        # secrets.GITHUB_TOKEN is the job's token, as on GitHub; others as the test gives them
+        self.secrets = {"GITHUB_TOKEN": github["token"], **(secrets or {})}
+        # GitHub expands `${{ }}` in a `run:` script before bash reads it. This project's own
+        # workflows never put one there (zizmor's template-injection audit), so by default the
+        # harness leaves them to bash, where they fail; another repository's files need it on.
+        self.expand_scripts = expand_scripts
+        self._rows: set[str] = set()  # job folders made so far
         self.event_path = work / "event.json"
         self.event_path.write_text(json.dumps(github["event"]), encoding="utf-8")
 
     # --- one bash step -------------------------------------------------------------------
-    def _bash(self, script: str, env: dict[str, str], cwd: Path, files: Path) -> tuple[int, str]:
+    def _bash(
+        self, script: str, env: dict[str, str], cwd: Path, files: Path, argv: list[str]
+    ) -> tuple[int, str]:
         files.mkdir(parents=True, exist_ok=True)
         path = files / "script.sh"
         path.write_text(script, encoding="utf-8")
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(path)],
+            [*argv, str(path)],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -162,12 +222,15 @@ class Runner:
         )
         return done.returncode, done.stdout
 
-    def _run_step(self, step: dict, ctx: dict, job: _JobState, where: Path) -> Step:
+    def _run_step(
+        self, step: dict, ctx: dict, job: _JobState, where: Path, extra: dict | None = None
+    ) -> Step:
+        """One `run:` step; `extra` is environment already evaluated (a stand-in's inputs)."""
         name = step.get("name") or step.get("id") or step.get("run", "")[:40]
         _check_keys(f"step {name!r}", step, STEP_KEYS)
-        env = {**self.env, **job.env_file_values}
-        env.update({k: str(render(v, ctx)) for k, v in (job.job_env or {}).items()})
+        env = {**self.env, **job.workflow_env, **job.env_file_values, **job.job_env}
         env.update({k: _text(render(v, ctx)) for k, v in step.get("env", {}).items()})
+        env.update(extra or {})
         job.counter += 1
         files = job.temp / f"step-{job.counter}"
         files.mkdir(parents=True)
@@ -186,11 +249,21 @@ class Runner:
         cwd = where
         if step.get("working-directory") is not None:
             cwd = (where / str(render(step["working-directory"], ctx))).resolve()
-        shell = step.get("shell", "bash")
-        if shell != "bash":
+        # GitHub's commands: `shell: bash` is strict (pipefail); no shell is `bash -e {0}`, so a
+        # failure inside a pipe goes unnoticed there, as it does here.
+        shell = step.get("shell")
+        argv = (
+            ["bash", "-e"]
+            if shell is None
+            else ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
+        )
+        if shell not in (None, "bash"):
             raise Unsupported(f"step {name!r}: shell {shell!r}")
         started = time.monotonic()
-        rc, log = self._bash(step["run"], env, cwd, files)
+        script = step["run"]
+        if self.expand_scripts and "${{" in script:
+            script = TEMPLATE.sub(lambda m: to_string(evaluate(m.group(1), ctx)), script)
+        rc, log = self._bash(script, env, cwd, files, argv)
         job.env_file_values.update(read_output_file(env_file))
         job.extra_path[:0] = [p for p in path_file.read_text().splitlines() if p.strip()]
         job.summary += summary.read_text(encoding="utf-8")
@@ -234,6 +307,7 @@ class Runner:
                 **base,
                 "inputs": Strict("input", inputs),
                 "steps": Strict("step id", steps_ctx),
+                "env": {**job.workflow_env, **job.job_env, **job.env_file_values},
             }
             if not condition(step.get("if"), ctx, _status(failed)):
                 result = Step(step.get("name", ""), step.get("id"), "skipped")
@@ -253,159 +327,111 @@ class Runner:
     def _runner_ctx(self, job: _JobState) -> dict[str, str]:
         return {"temp": str(self.runner_temp), "os": "Linux", "arch": "X64"}
 
-    # --- local stand-ins for the artifact and checkout actions ---------------------------------
-    def _checkout(self, with_: dict, job: _JobState) -> str:
-        dest = job.workspace / with_.get("path", "")
-        if dest.exists() and any(dest.iterdir()):
-            shutil.rmtree(dest)
-        subprocess.run(["git", "clone", "-q", str(self.origin), str(dest)], check=True)
-        event = self.github["event"]
-        ref = with_.get("ref") or ""
-        if not ref and self.github["event_name"] == "pull_request":
-            ref = event["pull_request"]["head"]["sha"]  # GitHub: the merge commit
-        if not ref:
-            ref = self.github["sha"]
-        subprocess.run(["git", "-C", str(dest), "checkout", "-q", ref], check=True)
-        head = subprocess.run(
-            ["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-        return head
-
-    def _upload(self, with_: dict, job: _JobState) -> str:
-        name = str(with_["name"])
-        store = self.artifacts / name
-        if store.exists():
-            raise RuntimeError(f"artifact {name!r} uploaded twice (v4 rejects that)")
-        found = []
-        for line in str(with_["path"]).splitlines():
-            if line.strip():
-                pattern = line.strip()
-                base = Path(pattern) if Path(pattern).is_absolute() else job.workspace / pattern
-                found += [Path(p) for p in _glob(base)]
-        if not found:
-            if with_.get("if-no-files-found", "warn") == "error":
-                raise RuntimeError(f"artifact {name!r}: no files")
-            return f"warning: no files for artifact {name!r}"
-        store.mkdir(parents=True)
-        for path in found:  # a folder uploads its files (the only shape the workflows use)
-            for f in sorted(path.iterdir()) if path.is_dir() else [path]:
-                shutil.copy2(f, store / f.name)
-        return f"uploaded {[p.name for p in found]} as {name!r}"
-
-    def _download(self, with_: dict, job: _JobState) -> str:
-        dest = Path(str(with_.get("path", ".")))
-        dest = dest if dest.is_absolute() else job.workspace / dest
-        pattern = with_.get("pattern") or with_.get("name") or "*"
-        names = sorted(p.name for p in self.artifacts.iterdir() if fnmatch.fnmatch(p.name, pattern))
-        for name in names:
-            target = dest if with_.get("merge-multiple") else dest / name
-            target.mkdir(parents=True, exist_ok=True)
-            for f in (self.artifacts / name).iterdir():
-                shutil.copy2(f, target / f.name)
-        return f"downloaded {names}"
-
-    def _cache_scopes(self) -> list[str]:
-        """Where a run may restore from: its own ref, and for a PR the base branch (GitHub's
-        cache isolation); it saves into its own ref's scope only."""
-        ref = str(self.github.get("ref") or "refs/heads/main")
-        event = self.github["event"]
-        base = (event.get("pull_request") or {}).get("base", {}).get("ref")
-        return [ref] + ([f"refs/heads/{base}"] if base else [])
-
-    def _cache_restore(self, with_: dict, job: _JobState) -> tuple[str, str]:
-        path = Path(str(with_["path"]))
-        key = str(with_["key"])
-        prefixes = [k.strip() for k in str(with_.get("restore-keys", "")).splitlines() if k.strip()]
-        hit, log = "false", f"cache not found for {key}"
-        for scope in self._cache_scopes():
-            store = self.caches / scope.replace("/", "_")
-            found = [store / key] if (store / key).is_dir() else []
-            for prefix in prefixes:
-                newest = sorted(store.glob(_glob_escape(prefix) + "*"), key=_age)
-                found += newest
-            if found:
-                hit = "true" if found[0].name == key else "false"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(found[0] / path.name, path)
-                log = f"restored {found[0].name} from {scope}"
-                break
-        job.post.append(lambda: self._cache_save(path, key, hit))
-        return hit, log
-
-    def _cache_save(self, path: Path, key: str, hit: str) -> str:
-        store = self.caches / self._cache_scopes()[0].replace("/", "_") / key
-        if hit == "true" or store.exists() or not path.is_file():
-            return f"not saved: {key}"
-        store.mkdir(parents=True)
-        shutil.copy2(path, store / path.name)
-        return f"saved {key}"
-
     # --- jobs --------------------------------------------------------------------------------
-    def run_workflow(self, path: Path) -> dict[str, JobRun | list[JobRun]]:
+    def run_workflow(
+        self,
+        path: Path,
+        inputs: dict[str, Any] | None = None,
+        secrets: dict[str, str] | None = None,
+    ) -> dict[str, list[JobRun]]:
+        """Every job of the workflow in `needs` order. `inputs`/`secrets`: a reusable workflow
+        called by a job (run_workflow of its caller passes them)."""
         wf = load_yaml(path)
-        if wf.get("env"):
-            raise Unsupported("workflow-level env")
+        state = _Workflow(path, self._event_inputs(wf) if inputs is None else inputs,
+                          self.secrets if secrets is None else secrets)  # fmt: skip
+        base = {"github": self.github, "inputs": state.inputs, "vars": self.vars}
+        base["secrets"] = state.secrets
+        state.env = {k: _text(render(v, base)) for k, v in (wf.get("env") or {}).items()}
         results: dict[str, list[JobRun]] = {}
         for name in _order(wf["jobs"]):
             spec = wf["jobs"][name]
-            results[name] = self._run_job(name, spec, results)
-            if self.between_jobs:
+            results[name] = self._run_job(name, spec, results, state)
+            if self.between_jobs and inputs is None:
                 for run in results[name]:
                     self.between_jobs(name, run)
         return results
 
-    def _needs_ctx(self, spec: dict, results: dict[str, list[JobRun]]) -> tuple[dict, bool]:
+    def _event_inputs(self, wf: dict) -> dict[str, Any]:
+        """workflow_dispatch's `inputs` context: the event's strings as the declared types."""
+        if self.github["event_name"] != "workflow_dispatch":
+            return {}
+        on = wf.get("on") if isinstance(wf.get("on"), dict) else {}
+        declared = (on.get("workflow_dispatch") or {}).get("inputs") or {}
+        given = self.github["event"].get("inputs") or {}
+        return typed_inputs(declared, given, "workflow_dispatch")
+
+    def _needs_ctx(self, spec: dict, results: dict[str, list[JobRun]]) -> tuple[dict, dict]:
+        """(the `needs` context, the job's status functions)."""
         needs = spec.get("needs", [])
         needs = [needs] if isinstance(needs, str) else needs
-        ctx, failed = {}, False
-        for need in needs:
-            runs = results[need]
-            verdicts = {r.result for r in runs}
-            result = (
-                "failure"
-                if "failure" in verdicts
-                else "skipped"
-                if verdicts == {"skipped"}
-                else "success"
-            )
-            outputs: dict[str, str] = {}
-            for r in runs:
-                outputs.update({k: v for k, v in r.outputs.items() if v})
-            ctx[need] = {"result": result, "outputs": outputs}
-            failed = failed or result != "success"
-        return Strict("job in needs", ctx), failed
+        ctx = {need: _aggregate(results[need]) for need in needs}
+        verdicts = {entry["result"] for entry in ctx.values()}
+        return Strict("job in needs", ctx), _status("failure" in verdicts, verdicts <= {"success"})
 
-    def _contexts(self, needs: dict) -> dict[str, Any]:
-        event = self.github["event"]
-        inputs = event.get("inputs", {}) if self.github["event_name"] == "workflow_dispatch" else {}
-        return {"github": self.github, "needs": needs, "vars": self.vars, "inputs": inputs}
+    def _contexts(self, needs: dict, state: _Workflow) -> dict[str, Any]:
+        return {"github": self.github, "needs": needs, "vars": self.vars,
+                "inputs": state.inputs, "secrets": state.secrets}  # fmt: skip
 
-    def _run_job(self, name: str, spec: dict, results: dict) -> list[JobRun]:
+    def _run_job(self, name: str, spec: dict, results: dict, state: _Workflow) -> list[JobRun]:
+        if "uses" in spec:
+            return [self._call(name, spec, results, state)]
         _check_keys(f"job {name!r}", spec, JOB_KEYS)
         for step in spec["steps"]:
             _check_keys(
                 f"job {name!r} step {step.get('name', step.get('uses'))!r}", step, STEP_KEYS
             )
-        needs, failed = self._needs_ctx(spec, results)
-        ctx = self._contexts(needs)
-        if not condition(spec.get("if"), ctx, _status(failed)):
+        needs, status = self._needs_ctx(spec, results)
+        ctx = self._contexts(needs, state)
+        if not condition(spec.get("if"), ctx, status):
             return [JobRun(name, "skipped")]
         rows: list[dict | None] = [None]
         if "strategy" in spec:
-            matrix = render(spec["strategy"]["matrix"], ctx)
-            if set(matrix) != {"include"}:
-                raise Unsupported(f"job {name}: only include-style matrices")
-            rows = list(matrix["include"])
+            _check_keys(f"job {name!r} strategy", spec["strategy"], STRATEGY_KEYS)
+            rows = list(matrix_rows(render(spec["strategy"]["matrix"], ctx), name))
             if not rows:
                 return [
                     JobRun(name, "failure", steps=[Step("matrix", None, "failure", log="empty")])
                 ]
         runs = []
         for index, row in enumerate(rows):
-            runs.append(self._run_row(name, spec, ctx, row, index, len(rows)))
+            runs.append(self._run_row(name, spec, ctx, row, index, len(rows), state))
         return runs
 
-    def _run_row(self, name, spec, ctx, row, index, total) -> JobRun:
+    def _call(self, name: str, spec: dict, results: dict, state: _Workflow) -> JobRun:
+        """A job that calls a reusable workflow of this repository (`uses: ./.github/...`)."""
+        _check_keys(f"job {name!r}", spec, CALL_KEYS)
+        needs, status = self._needs_ctx(spec, results)
+        ctx = self._contexts(needs, state)
+        if not condition(spec.get("if"), ctx, status):
+            return JobRun(name, "skipped")
+        uses = str(spec["uses"])
+        if not uses.startswith("./") or "@" in uses or "strategy" in spec:
+            raise Unsupported(f"job {name}: uses {uses}: only this repository's workflows, once")
+        target = state.path.resolve().parents[2] / uses
+        called = load_yaml(target)
+        on = called.get("on") if isinstance(called.get("on"), dict) else {}
+        if "workflow_call" not in on:
+            raise Unsupported(f"{uses} has no workflow_call trigger")
+        declared = on["workflow_call"] or {}
+        inputs = typed_inputs(declared.get("inputs") or {}, render(spec.get("with", {}), ctx),
+                              f"job {name} ({uses})")  # fmt: skip
+        given = spec.get("secrets")
+        if given == "inherit":
+            secrets = state.secrets
+        else:
+            secrets = {"GITHUB_TOKEN": self.secrets["GITHUB_TOKEN"]}
+            secrets.update({k: _text(render(v, ctx)) for k, v in (given or {}).items()})
+        jobs = self.run_workflow(target, inputs=inputs, secrets=secrets)
+        verdict = _aggregate([r for runs in jobs.values() for r in runs])["result"]
+        octx = {"github": self.github, "inputs": inputs, "vars": self.vars,
+                "jobs": Strict("job", {j: _aggregate(r) for j, r in jobs.items()})}  # fmt: skip
+        outputs = {
+            key: _text(render((out or {}).get("value", ""), octx))
+            for key, out in (declared.get("outputs") or {}).items()
+        }
+        return JobRun(name, verdict, outputs=outputs, called=jobs)
+
+    def _run_row(self, name, spec, ctx, row, index, total, state: _Workflow) -> JobRun:
         ctx = dict(ctx)
         if row is not None:
             ctx["matrix"] = row
@@ -413,27 +439,38 @@ class Runner:
         run = JobRun(name, "success", matrix=row)
         run.runs_on = render(spec["runs-on"], ctx)
         run.concurrency = render(spec.get("concurrency"), ctx)
-        job = _JobState(self.work / f"{name}-{index}", spec.get("env"))
+        folder = f"{name}-{index}"
+        if folder in self._rows:  # the same job name in two called workflows
+            folder = f"{folder}-{len(self._rows)}"
+        self._rows.add(folder)
+        job = _JobState(self.work / folder, None)
+        job.workflow_env = state.env
+        job.job_env = {k: _text(render(v, ctx)) for k, v in (spec.get("env") or {}).items()}
         steps_ctx: dict[str, Any] = {}
         failed = False
         for step in spec["steps"]:
-            sctx = {**ctx, "steps": Strict("step id", steps_ctx), "runner": self._runner_ctx(job)}
+            env_ctx = {**job.workflow_env, **job.job_env, **job.env_file_values}
+            sctx = {**ctx, "steps": Strict("step id", steps_ctx), "runner": self._runner_ctx(job),
+                    "env": env_ctx}  # fmt: skip
             if not condition(step.get("if"), sctx, _status(failed)):
                 result = Step(step.get("name", step.get("uses", "")), step.get("id"), "skipped")
-            elif step.get("id") in self.replace:
-                result = Step(step.get("name", ""), step["id"], "replaced")
-                result.outputs = dict(self.replace[step["id"]])
+            elif (key := _replaced(step, self.replace)) is not None:
+                result = Step(step.get("name", step.get("uses", "")), step.get("id"), "replaced")
+                result.outputs = dict(self.replace[key])
                 result.log = "not run: the test provides this step's outputs"
             elif "run" in step:
-                job.job_env = spec.get("env")
                 result = self._run_step(step, sctx, job, job.workspace)
             else:
                 result = self._uses(step, sctx, job, run)
-            if result.outcome == "failure":
+            conclusion = result.outcome
+            if conclusion == "failure" and truthy(render(step.get("continue-on-error"), sctx)):
+                conclusion = "success"  # the step failed; the job goes on as if it had not
+            if conclusion == "failure":
                 failed = True
             job.steps.append(result)
             if result.id:
-                steps_ctx[result.id] = {"outputs": result.outputs, "outcome": result.outcome}
+                steps_ctx[result.id] = {"outputs": result.outputs, "outcome": result.outcome,
+                                        "conclusion": conclusion}  # fmt: skip
         for post in job.post if not failed else []:  # actions/cache saves after a success
             job.steps.append(Step("post", None, "success", log=post()))
         run.steps = job.steps
@@ -455,9 +492,17 @@ class Runner:
                     f"  [{s.name}: {s.outcome}, {s.seconds:.1f}s]\n{s.log}" for s in done.steps
                 )
                 return Step(name, step.get("id"), done.outcome, done.outputs, log)
+            if action in self.actions:
+                done = self.run_action(self.actions[action], with_, job)
+                log = "\n".join(
+                    f"  [{s.name}: {s.outcome}, {s.seconds:.1f}s]\n{s.log}" for s in done.steps
+                )
+                return Step(name, step.get("id"), done.outcome, done.outputs, log)
             if action == "actions/checkout":
-                run.head = self._checkout(with_, job)
-                return Step(name, step.get("id"), "success", log=f"checked out {run.head}")
+                head = self._checkout(with_, job)
+                if run.head is None or with_.get("ref"):  # the job's commit, not its tools'
+                    run.head = head
+                return Step(name, step.get("id"), "success", log=f"checked out {head}")
             if action == "actions/upload-artifact":
                 return Step(name, step.get("id"), "success", log=self._upload(with_, job))
             if action == "actions/download-artifact":
@@ -465,9 +510,52 @@ class Runner:
             if action == "actions/cache":
                 hit, log = self._cache_restore(with_, job)
                 return Step(name, step.get("id"), "success", {"cache-hit": hit}, log)
+            if action == "actions/github-script":
+                line, extra = github_script_step(with_, self.github["token"])
+                script = {"name": name, "id": step.get("id"), "run": line,
+                          "env": step.get("env", {})}  # fmt: skip
+                return self._run_step(script, ctx, job, job.workspace, extra)
+            if action == "dorny/paths-filter":
+                outputs, log = paths_filter(with_, job.workspace, self.github["event"])
+                return Step(name, step.get("id"), "success", outputs, log)
+            if action == "actions/setup-python":
+                outputs, log = setup_python(with_, job.extra_path)
+                return Step(name, step.get("id"), "success", outputs, log)
         except (subprocess.CalledProcessError, RuntimeError) as exc:
             return Step(name, step.get("id"), "failure", log=str(exc))
         raise Unsupported(f"uses: {uses}")
+
+
+@dataclass
+class _Workflow:
+    """One workflow being run: its file, `inputs` and `secrets` contexts, evaluated `env`."""
+
+    path: Path
+    inputs: dict[str, Any]
+    secrets: dict[str, str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _aggregate(runs: list[JobRun]) -> dict[str, Any]:
+    """A job's `needs` entry from its runs (matrix rows): failure wins, all skipped is skipped;
+    the outputs of every run, a later row's non-empty value last."""
+    verdicts = {r.result for r in runs}
+    result = (
+        "failure" if "failure" in verdicts else "skipped" if verdicts == {"skipped"} else "success"
+    )
+    outputs: dict[str, str] = {}
+    for r in runs:
+        outputs.update({k: v for k, v in r.outputs.items() if v})
+    return {"result": result, "outputs": outputs}
+
+
+def _replaced(step: dict, replace: dict) -> str | None:
+    """The key the test replaced this step by: its id, its name, or the action it uses."""
+    for key in (step.get("id"), step.get("name")):
+        if key is not None and key in replace:
+            return key
+    uses = str(step.get("uses", "")).split("@", 1)[0]
+    return uses if uses and uses in replace else None
 
 
 class _JobState:
@@ -476,21 +564,14 @@ class _JobState:
         self.temp = root / "files"
         self.workspace.mkdir(parents=True)
         self.temp.mkdir(parents=True)
-        self.job_env = job_env
+        self.job_env: dict[str, str] = job_env or {}
+        self.workflow_env: dict[str, str] = {}
         self.env_file_values: dict[str, str] = {}
         self.extra_path: list[str] = []
         self.summary = ""
         self.steps: list[Step] = []
         self.counter = 0  # every bash step, the action's included, gets its own files
         self.post: list[Callable[[], str]] = []  # post steps (actions/cache's save)
-
-
-def _age(path: Path) -> int:
-    return -path.stat().st_mtime_ns  # newest first, as restore-keys pick
-
-
-def _glob_escape(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _text(value: Any) -> str:
@@ -503,12 +584,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (dict, list)):
         raise Unsupported(f"an object or array where a string is expected: {value!r}")
     return str(value)
-
-
-def _glob(path: Path) -> list[str]:
-    import glob
-
-    return sorted(p for p in glob.glob(str(path)) if Path(p).is_file() or Path(p).is_dir())
 
 
 def _order(jobs: dict[str, dict]) -> list[str]:

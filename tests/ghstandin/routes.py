@@ -104,6 +104,11 @@ def create_comment(state: State, req: Req) -> Resp:
     return Resp(201, out, {"Location": out["url"]})
 
 
+def get_comment(state: State, req: Req) -> Resp:
+    c = state.comments.get(int(req.params["comment_id"]))
+    return not_found() if c is None else Resp(200, render.comment(req.base, state, c))
+
+
 def update_comment(state: State, req: Req) -> Resp:
     c = state.comments.get(int(req.params["comment_id"]))
     if c is None:
@@ -184,6 +189,21 @@ def get_pull(state: State, req: Req) -> Resp:
     if issue is None or not issue.pull:
         return not_found()
     return Resp(200, render.pull(req.base, state, issue))
+
+
+def list_pulls(state: State, req: Req) -> Resp:
+    """GitHub's filters: `state` (open by default) and `head` as `owner:branch`."""
+    want = req.query.get("state", ["open"])[-1]
+    head = req.query.get("head", [""])[-1]
+    found = []
+    for issue in sorted(state.issues.values(), key=lambda i: -i.number):
+        if not issue.pull or (want != "all" and issue.state != want):
+            continue
+        owner = (issue.head_repo or state.repo).split("/")[0]
+        if head and head != f"{owner}:{issue.head_ref}":
+            continue
+        found.append(render.pull(req.base, state, issue))
+    return paginate(req, found)
 
 
 def list_files(state: State, req: Req) -> Resp:
@@ -278,6 +298,7 @@ def create_review_comment(state: State, req: Req) -> Resp:
 OPERATIONS = {
     "issues/list-comments": list_comments,
     "issues/create-comment": create_comment,
+    "issues/get-comment": get_comment,
     "issues/update-comment": update_comment,
     "issues/delete-comment": delete_comment,
     "reactions/create-for-issue-comment": react,
@@ -286,6 +307,7 @@ OPERATIONS = {
     "issues/remove-label": remove_label,
     "issues/add-labels": add_labels,
     "pulls/get": get_pull,
+    "pulls/list": list_pulls,
     "pulls/list-files": list_files,
     "pulls/list-commits": list_commits,
     "issues/get": get_issue,

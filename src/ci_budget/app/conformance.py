@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,37 +16,35 @@ class ConformanceOptions:
     max_differences: int = option(
         40, metavar="N", help="differences listed after the table (default 40)"
     )
-
-
-def _model(path: Path | None, sink: Sink):
-    """(the parsed model for ci-budget, the raw JSON for sglang's scripts), or (None, None)."""
-    from ci_budget.sharding.model import model_from_json
-
-    if path is None:
-        return None, None
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        sink.warn(f"--partition-model {path}: {exc}; using est_time")
-        return None, None
-    model = model_from_json(raw)
-    return (model, raw) if model is not None else (None, None)
+    runs: bool = option(
+        False,
+        help="also compare `ci-budget run` with the checkout's test/run_suite.py for every "
+        "per-commit call its workflows make (files, order, per-file timeouts), and the exit "
+        "status on a failing and a hanging file (slow: minutes)",
+    )
 
 
 def conformance(settings, options: ConformanceOptions, sink: Sink | None = None) -> int:
     """Print the comparison table and each difference; 1 on any difference."""
+    from ci_budget.app.numbers import partition_model
     from ci_budget.conformance.compare import compare, table
     from ci_budget.conformance.ours import our_view
     from ci_budget.conformance.reference import ReferenceError, reference_view
 
     sink = sink or Sink(settings)
     root, config = settings.root, settings.config
-    model, raw = _model(options.partition_model, sink)
+    # sglang's scripts read the file itself, as its CI does; ci-budget through its one reader
+    model = partition_model(options.partition_model, sink)
     try:
-        ref = reference_view(root, raw)
+        ref = reference_view(root, options.partition_model)
     except ReferenceError as exc:
         raise AppError(str(exc)) from None
     result = compare(ref, our_view(root, config, model))
+    if options.runs:
+        rows, diffs = _runs(root, options.partition_model)
+        result.rows += [(what, theirs, theirs if ok.startswith("identical") else "see DIFF", ok)
+                        for what, theirs, ok in rows]  # fmt: skip
+        result.differences += diffs
     sink.echo(table(result.rows))
     for line in result.differences[: options.max_differences]:
         sink.echo(f"DIFF {line}")
@@ -56,3 +53,31 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
         sink.echo(f"... and {left} more differences")
     sink.echo("identical" if result.identical else f"{len(result.differences)} differences")
     return 0 if result.identical else 1
+
+
+def _runs(root: Path, partition_model: Path | None) -> tuple[list[tuple], list[str]]:
+    """`run` against run_suite.py: every per-commit call in listing mode, then the exit
+    status cases on a small tree of the checkout's scripts."""
+    import tempfile
+
+    from ci_budget.conformance import dropin, dropin_exit
+    from ci_budget.conformance.run_suite_ref import ReferenceRunError
+
+    model = str(partition_model.resolve()) if partition_model else None
+    try:
+        rows, diffs = dropin.compare_calls(
+            root, dropin.stage_calls(root, model) + dropin.inline_calls(root)
+        )
+        for case in dropin_exit.CASES:
+            with tempfile.TemporaryDirectory(prefix="ci-budget-dropin-") as tmp:
+                result = dropin_exit.run_case(root, Path(tmp), case)
+            why = dropin_exit.agree(result)
+            seen = result["sglang"]
+            ran = ", ".join(f"{t['file'].rsplit('/', 1)[-1]} {'ok' if t['passed'] else 'FAIL'}"
+                            for t in seen["timings"])  # fmt: skip
+            rows.append((case, f"exit {seen['exit']}: {ran}", "identical" if not why else why))
+            if why:
+                diffs.append(f"{case}: {why}")
+    except (ReferenceRunError, OSError, ValueError) as exc:
+        raise AppError(f"run_suite.py comparison: {exc}") from None
+    return rows, diffs

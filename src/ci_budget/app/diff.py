@@ -25,8 +25,15 @@ KIND = "budget"  # its own sticky comment, beside the measured `run` one
 class DiffOptions:
     base: str = option(required=True, metavar="REF", help="the PR's base: est_time diff vs REF")
     history: Path | None = option(
-        None, metavar="FILE", help="timing history: measured p90s beside est_time"
-    )
+        None, metavar="FILE",
+        help="timing history: measured p90s beside est_time, and the seconds shards are "
+        "predicted on where the partition model has none",
+    )  # fmt: skip
+    partition_model: Path | None = option(
+        None, metavar="FILE",
+        help="sglang-ci-stats model.json: shard counts and walls as sglang's CI plans them "
+        "(missing or unreadable: a warning, then est_time)",
+    )  # fmt: skip
     out: Path | None = out_option()
     format: str | None = format_option()
     fail_on: str = fail_on_option(
@@ -48,7 +55,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
-    report = build(settings, options)
+    report = build(settings, options, sink)
     from ci_budget.render.paths import blob_base
 
     env = settings.env
@@ -70,6 +77,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             "budget-risk": report.risk,
             "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
+            "under-p90": len(report.under_p90),
             "report-path": "" if options.out is None else str(options.out),
         }
     )
@@ -85,8 +93,9 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     return 1 if options.fail_on != "never" and failing else 0
 
 
-def build(settings, options: DiffOptions):
+def build(settings, options: DiffOptions, sink: Sink | None = None):
     """The StaticReport of the working tree against `options.base`; AppError on bad input."""
+    from ci_budget.app.numbers import plan_numbers
     from ci_budget.budget.diff import build_static
     from ci_budget.workspace.git import GitError, changed_files, resolve, tree_blobs
     from ci_budget.workspace.scan import discover
@@ -119,9 +128,9 @@ def build(settings, options: DiffOptions):
         config,
         base_ref=options.base,
         base_commit=commit,
-        history=_history(options.history),
         arch_rows=arch_rows,
         arch_problems=arch_problems,
+        numbers=plan_numbers(options.history, options.partition_model, sink or Sink(settings)),
     )
     report.arch_rows_before = _base_table_rows(settings, commit, changed)
     return report
@@ -179,18 +188,6 @@ def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, 
         if cache is not None:
             cache.put("full", base_blobs[rel], rel, scans[rel])
     return merge_in_order(scans, base_blobs)
-
-
-def _history(path: Path | None):
-    if path is None:
-        return None
-    from ci_budget.history.model import HistoryError
-    from ci_budget.workspace.history_store import load_history
-
-    try:
-        return load_history(Path(path), missing_ok=False)
-    except HistoryError as exc:
-        raise AppError(f"--history: {exc}") from None
 
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
+from ci_budget.app.run import sandbox_expose_option, sandbox_network_option, sandbox_option
 from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
@@ -32,8 +33,10 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
+from ci_budget.runner.environment import tests_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
+from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
@@ -65,6 +68,9 @@ class VerifyOptions:
         help="write reverted.json and fixed.json (the two runs' results) and verification.json "
         "(the values by row) there",
     )  # fmt: skip
+    sandbox: str = sandbox_option()
+    sandbox_expose: list[str] = sandbox_expose_option()
+    sandbox_network: str = sandbox_network_option()
 
 
 class GuardError(Exception):
@@ -103,7 +109,7 @@ def _job(rel: str, source: str, config: Config) -> Job:
 
 
 def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, stream, extra_path,
-         timeout=None):  # fmt: skip
+         timeout=None, sandbox=None):  # fmt: skip
     from ci_budget.app.run import RunOptions
 
     defaults = RunOptions()
@@ -112,7 +118,8 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
                          artifacts_dir=Path(tmp) / "artifacts", python=python, mode=config.mode,
                          timeout_per_file=timeout, grace=defaults.grace,
                          heartbeat=defaults.heartbeat, fail_fast=False,
-                         pythonpath=tuple(extra_path), stream=stream)  # fmt: skip
+                         pythonpath=tuple(extra_path), stream=stream,
+                         sandbox=sandbox)  # fmt: skip
         return run_jobs([job], [], meta.model_copy(deep=True), setup)
 
 
@@ -139,16 +146,23 @@ def run_arch(config: Config, arch: str | None, gpu) -> tuple[str, str | None]:
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
            stream: TextIO | None = None, timeout: float | None = None,
-           gpu=None) -> Verification:  # fmt: skip
+           sandbox=None, on_mismatch=None) -> Verification:  # fmt: skip
     """Run `rel` with each of `refs` reverted, then unreverted, and fill the table (under
-    `arch`, else the architecture of `gpu`, else of the GPU found here)."""
+    `arch`, else the architecture of the GPU found here). `sandbox`: the tests' sandbox
+    (runner.sandbox.Sandbox), opened by the caller, or None. `on_mismatch(why)` before any run
+    when `arch` is not this machine's."""
     amap = config.gpu_arch_map()
     source = (root / rel).read_text(encoding="utf-8")
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
-    gpu = gpu if gpu is not None else detect_gpu(amap, python=python)
-    run_arch_, _ = run_arch(config, arch, gpu)
+    # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
+    env = tests_env(config.env_drop, config.env_keep)
+    wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
+    gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
+    chosen, mismatch = run_arch(config, arch, gpu)
+    if mismatch and on_mismatch is not None:
+        on_mismatch(mismatch)
     meta = RunMeta(specs=[rel], gpu=gpu, mode=config.mode, python=python)
     job = _job(rel, source, config)
     try:
@@ -157,14 +171,14 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         with head_worktree(repo) as tree:
             described = [revert(tree, ref, cwd or Path.cwd(), sub.as_posix()) for ref in refs]
             extra = [str(tree / d) for d in config.arch.pythonpath if (tree / d).is_dir()]
-            args = (job, config, python, meta, stream, extra, timeout)
+            args = (job, config, python, meta, stream, extra, timeout, sandbox)
             runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
             runs["fixed"] = _run(tree / sub, *args)
     except RevertError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})
-    out = Verification(rel, run_arch_, described, group, source, [], [], problems, runs)
+    out = Verification(rel, chosen, described, group, source, [], [], problems, runs)
     _fill(out, config, class_names(source))
     return out
 
@@ -204,7 +218,7 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     """Print the filled table and the rows still flagged; exit 1 when no table was filled."""
     import sys
 
-    from ci_budget.app.run import interpreter
+    from ci_budget.app.run import interpreter, open_sandbox, sandbox_policy
     from ci_budget.workspace.sources import repo_relative
 
     sink = sink or Sink(settings)
@@ -213,18 +227,24 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     if not (root / rel).is_file():
         raise AppError(f"{options.file}: no such file")
     python = interpreter(options.python) if options.python else sys.executable
+    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    box, _ = open_sandbox(root, config, policy, python, settings.env.in_actions, sink.warn)
+
+    def mismatch(why: str) -> None:
+        if options.write and not options.force_arch:
+            raise GuardError(f"{why}; refusing --write (--force-arch writes them anyway)")
+        sink.warn(why)
+
     try:
-        gpu = detect_gpu(config.gpu_arch_map(), python=python)
-        _, mismatch = run_arch(config, options.arch, gpu)
-        if mismatch and options.write and not options.force_arch:
-            raise GuardError(f"{mismatch}; refusing --write (--force-arch writes them anyway)")
-        if mismatch:
-            sink.warn(mismatch)
         result = verify(root, config, rel, options.revert, python=python, arch=options.arch,
                         group=options.group, cwd=Path.cwd(), stream=sink.stderr,
-                        timeout=options.timeout_per_file, gpu=gpu)  # fmt: skip
+                        timeout=options.timeout_per_file, sandbox=box,
+                        on_mismatch=mismatch)  # fmt: skip
     except GuardError as exc:
         raise AppError(str(exc)) from None
+    finally:
+        if box is not None:
+            box.close()
     sink.echo(f"{rel}: {result.arch}, reverted {'; '.join(result.reverted)}"
               f" (rows of {result.group or 'every fix'})")  # fmt: skip
     for line, lines in result.tables:

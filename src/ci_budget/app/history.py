@@ -22,21 +22,6 @@ def open_store(path: Path, max_samples: int | None = None, missing_ok: bool = Fa
         raise AppError(f"{what}{exc}") from None
 
 
-def measured_weights(path: Path | None, registrations) -> dict[tuple[str, str], float]:
-    """(file, suite) -> measured p90 from the store at `path` ({} without one). Every shard of
-    a run must read the same store, or the shards would split the files differently."""
-    if path is None:
-        return {}
-    from ci_budget.sharding.planners import weights_for
-
-    history = open_store(path, what="--history: ")
-    regs = list(registrations)
-    return {
-        (reg.file, reg.suite): seconds
-        for reg, (_, seconds) in zip(regs, weights_for(regs, history), strict=True)
-    }
-
-
 STORE_HELP = f"the timing history store (default: {HISTORY_STORE} at --root when given, else here)"
 
 
@@ -56,7 +41,11 @@ def store_path(settings, given: Path | None) -> Path:
 @dataclass
 class AddOptions:
     results: list[Path] = option(
-        list, flag=None, nargs="+", metavar="RESULTS", help="results files (RunResults JSON)"
+        list,
+        flag=None,
+        nargs="+",
+        metavar="RESULTS",
+        help="ci-budget results files, sglang-ci-stats run files, or directories of them",
     )
     store: Path | None = store_option()
     max_samples: int | None = option(
@@ -65,9 +54,9 @@ class AddOptions:
 
 
 def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
-    """Add results files to the store; exit 2 when any was unusable (the others are kept)."""
+    """Add results files and sglang-ci-stats run files (or directories of them) to the store;
+    exit 2 when any was unusable (one line each; the others are kept)."""
     from ci_budget.workspace.history_store import save_history
-    from ci_budget.workspace.result_files import ResultsError, read_results
 
     sink = sink or Sink(settings)
     settings.check()
@@ -75,18 +64,17 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     if options.max_samples is not None and options.max_samples < 1:
         raise AppError(f"--max-samples must be at least 1, not {options.max_samples}")
     history = open_store(store, options.max_samples, missing_ok=True)
-    bad = []
+    bad: list[str] = []
     added = 0
     for path in options.results:
-        try:
-            results = read_results(path)
-        except ResultsError as exc:
-            bad.append(exc.briefly(path))
+        if path.is_dir():
+            added += _add_directory(history, path, bad, sink)
             continue
-        count = history.add_results(results)
-        added += count
-        sink.echo(f"{path}: {count} new sample(s)")
-    if len(bad) == len(options.results) and not store.exists():
+        count = _add_file(history, path, bad, in_directory=False)
+        if count is not None:
+            added += count
+            sink.echo(f"{path}: {count} new sample(s)")
+    if bad and not added and not store.exists():
         sink.echo(f"{store}: not created (no results file could be read)")
     else:  # good files are kept even when others are bad: measured data is never dropped
         save_history(store, history)
@@ -94,6 +82,55 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     for message in bad:
         sink.error(message)
     return 2 if bad else 0
+
+
+def _add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | None:
+    """New samples from one file (a results file or a run file, told apart by shape); None
+    when it was not used (a line in `bad`, or in a directory, silence for other JSON)."""
+    from ci_budget.history.cistats import RunFileError, add_run, is_run_file, parse_run
+    from ci_budget.workspace.result_files import ResultsError, parse_results, read_json
+
+    try:
+        data = read_json(path)
+    except ResultsError as exc:
+        bad.append(str(exc))
+        return None
+    if is_run_file(data):
+        try:
+            return add_run(history, parse_run(data)).samples
+        except RunFileError as exc:
+            bad.append(f"{path}: not a usable sglang-ci-stats run file: {exc}")
+            return None
+    versioned = isinstance(data, dict) and "schema_version" in data
+    if in_directory and not versioned:
+        return None  # other JSON beside the runs (a clone's model.json): not ours to read
+    try:
+        return history.add_results(parse_results(data, str(path)))
+    except ResultsError as exc:
+        if versioned or exc.fields:
+            bad.append(exc.briefly(path))
+        else:
+            bad.append(
+                f"{path}: neither a ci-budget results file (no schema_version) nor an "
+                "sglang-ci-stats run file (no run_id and jobs list)"
+            )
+        return None
+
+
+def _add_directory(history, root: Path, bad: list[str], sink: Sink) -> int:
+    """Every results or run file under `root` (a clone of sglang-ci-stats: its runs/)."""
+    files = sorted(p for p in root.rglob("*.json") if p.is_file())
+    used, added, before = 0, 0, len(bad)
+    for path in files:
+        count = _add_file(history, path, bad, in_directory=True)
+        if count is not None:
+            used += 1
+            added += count
+    if not used and len(bad) == before:
+        bad.append(f"{root}: no ci-budget results or sglang-ci-stats run files in it")
+    else:
+        sink.echo(f"{root}: {used} file(s) read, {added} new sample(s)")
+    return added
 
 
 @dataclass
@@ -163,23 +200,3 @@ def _table(stats) -> str:
         for s in stats
     ]
     return aligned_text([header, *rows])
-
-
-def partition_model(path: Path | None, sink: Sink):
-    """The sglang-ci-stats model at `path`, or None (with a warning when a named file cannot be
-    used): shards are then planned on est_time, as sglang's scripts fall back."""
-    import json
-
-    from ci_budget.sharding.model import model_from_json
-
-    if path is None:
-        return None
-    try:
-        model = model_from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, RecursionError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else f"invalid JSON: {exc}"
-        sink.warn(f"--partition-model {path}: {reason}; using est_time")
-        return None
-    if model is None:
-        sink.warn(f"--partition-model {path}: not a JSON object; using est_time")
-    return model

@@ -95,21 +95,16 @@ def import_files(history: History, paths: list[Path], suite: str | None, progres
 
 
 def seed_from_model(history: History, path: Path, progress) -> int:
-    """Seed per-file estimates from a partition model file; returns how many are in use."""
-    import json
+    """Seed per-file estimates from a partition model file; returns how many are in use. A
+    model that cannot be used is a line each, as in every command, and seeds nothing."""
+    from ci_budget.workspace.model_file import read_model
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AppError(f"--partition-model {path}: cannot read: {exc.strerror}") from None
-    except (ValueError, RecursionError) as exc:
-        raise AppError(f"--partition-model {path}: not JSON: {exc}") from None
-    estimates, problems = model_estimates(data, source=path.name)
+    model, problems = read_model(path)
     for problem in problems:
-        progress.line(f"{path}: {problem}")
-    if not estimates and problems:
-        raise AppError(f"--partition-model {path}: no usable estimates")
-    return seed(history, estimates)
+        progress.line(f"--partition-model {problem}")
+    if model is None:
+        return 0
+    return seed(history, model_estimates(model.est, path.name))
 
 
 def import_logs(settings, options: ImportOptions, sink: Sink | None = None, client=None) -> int:

@@ -72,7 +72,7 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
 
 def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     """Ask the trigger core, fetching each fact it asks for, until it gives a Plan."""
-    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.app.numbers import plan_numbers
     from ci_budget.app.plan_github import gather
     from ci_budget.github.events import EventError
     from ci_budget.models import Plan
@@ -103,13 +103,11 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
         except EventError as exc:
             return Plan(reason=str(exc))
     registrations = scan_tree(root, config).registrations
-    try:
-        facts.weights = measured_weights(options.history, registrations)
-    except AppError as exc:  # shard counts fall back to est_time; the plan still stands
-        sink.warn(f"{exc}; shard counts use est_time")
-    facts.model = partition_model(options.partition_model, sink)
-    if facts.model is not None:
-        facts.weights = {**facts.model.weights(), **(facts.weights or {})}
+    # a bad history or model is a warning: shard counts then fall back as sglang's do
+    numbers = plan_numbers(options.history, options.partition_model, sink, lenient=True)
+    if not numbers.empty:
+        facts.weights = numbers.weights(registrations)
+    facts.model = numbers.model
     for _ in range(8):  # refusals, permission, pull, commits, registry: at most five facts
         out = decide(name, payload, facts, registrations, config)
         if isinstance(out, Plan):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.options import FORMATS, option
+from ci_budget.app.options import FORMATS, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
@@ -65,10 +65,29 @@ class ReportOptions:
     )
     post: bool = post_option()
     pr: int | None = pr_option()
+    history: Path | None = option(
+        None, metavar="FILE",
+        help="timing history store: each line's measured p90 and n (and est_time below it noted)",
+    )  # fmt: skip
+    partition_model: Path | None = option(None, metavar="FILE", help=MODEL_HELP)
+    report_json: Path | None = option(
+        None,
+        metavar="FILE",
+        help="publish a report JSON another job wrote (untrusted: validated as --kind, "
+        "rendered again; on workflow_run the PR is looked up from the run's head)",
+    )
 
 
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
+    if options.report_json is not None:
+        from ci_budget.app.post_json import PostJsonOptions, post_json
+
+        if options.results or options.json_reports:
+            raise AppError("--report-json takes no --results or --json-report")
+        published = PostJsonOptions(options.report_json, options.kind, options.pr,
+                                    options.post, options.out)  # fmt: skip
+        return post_json(settings, published, sink)
     from ci_budget.budget.status import build_report, worst_status
     from ci_budget.budget.verdict import run_verdict
     from ci_budget.render.run_md import markdown
@@ -89,6 +108,11 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         arch_rows=rows,
         arch_problems=problems,
     )
+    if options.history is not None or options.partition_model is not None:
+        from ci_budget.app.numbers import plan_numbers
+        from ci_budget.budget.status import attach_numbers
+
+        attach_numbers(built, plan_numbers(options.history, options.partition_model, sink))
     md = markdown(built, blob=_blob(settings, runs))
     fmt = options.format or ("text" if sink.isatty() else "markdown")
     # The JSON copy, with every test case the largest output, is made once, a file at a time,

@@ -9,7 +9,35 @@ from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
+from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
 from ci_budget.app.sink import Sink
+
+
+# The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
+# GPU job the config file is the PR's.
+def sandbox_option():
+    return option(
+        "auto",
+        choices=("auto", "on", "off"),
+        help="run each test file in a bubblewrap sandbox: on (fail when it cannot start), off, "
+        "or auto (on in a GitHub Actions job, off elsewhere)",
+    )
+
+
+def sandbox_expose_option():
+    return option(
+        list,
+        flag="--sandbox-expose",
+        metavar="PATH[:rw]",
+        help="a path the sandbox hides (e.g. under $HOME) shown to the tests, read-only unless "
+        "PATH:rw (repeatable)",
+    )
+
+
+def sandbox_network_option():
+    return option(
+        "host", choices=("host", "none"), help="the tests' network: host, or none (loopback only)"
+    )
 
 
 @dataclass
@@ -36,7 +64,12 @@ class RunOptions:
     timeout_per_file: float | None = option(
         None,
         metavar="S",
-        help="seconds per file (default: from config, sglang's max(1.5*est, est+1800))",
+        help="seconds per file (default: the suite's own from the workflows, else "
+        "file-timeout: 1200, run_suite.py's)",
+    )
+    timeout_from_est_time: bool = option(
+        False,
+        help="each file's limit from its est_time, max(1.5*est, est+1800): sglang's scheduled rule",
     )
     grace: float = option(5.0, metavar="S", help="seconds between SIGTERM and SIGKILL")
     heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
@@ -51,34 +84,137 @@ class RunOptions:
         None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
     )
     fail_fast: bool = option(
-        False,
+        True,
         off="--continue-on-error",
-        help="stop at the first file that fails, or run every file (--continue-on-error)",
+        help="run every file, whatever the earlier ones did (default: stop at the first file "
+        "that does not pass, as sglang's per-commit runs do)",
     )
     runner_config: str | None = option(None, help="runner config name, for the record")
     runner_labels: str | None = option(
         None, help="comma-separated labels (default: $RUNNER_LABELS)"
     )
+    # run_suite.py's flags, meaning what they mean there (`run` is its drop-in).
+    hw: str | None = option(
+        None,
+        metavar="BACKEND",
+        help="run_suite.py's --hw: --backend, and the files run as that script runs them "
+        "(`python3 FILE -f` from test/); a suite with no such files runs nothing and passes",
+    )
+    auto_partition_id: int | None = option(
+        None, metavar="I", help="run_suite.py's spelling of --partition I/N (with -size)"
+    )
+    auto_partition_size: int | None = option(None, metavar="N", help="see --auto-partition-id")
+    partition_model_file: Path | None = option(
+        None, metavar="FILE", help="run_suite.py's spelling of --partition-model"
+    )
+    enable_retry: bool = option(
+        False,
+        help="run a file again after a timeout or a retriable failure (patterns: "
+        "retry-patterns; sglang: its ci_utils.py)",
+    )
+    max_attempts: int = option(
+        2, metavar="N", needs="enable_retry", help="attempts per file (default 2)"
+    )
+    retry_wait_seconds: float = option(
+        60.0, metavar="S", needs="enable_retry", help="seconds before a retry (default 60)"
+    )
+    retry_timeout_increase: float = option(
+        600.0,
+        metavar="S",
+        needs="enable_retry",
+        help="added to a flat per-file timeout when retrying (default 600)",
+    )
+    from_log: Path | None = option(
+        None,
+        metavar="LOG",
+        help="run nothing: write the results file from the output of a run_suite.py run with "
+        "the same flags (its TIMINGS block); the files it does not list are not run",
+    )
+    sandbox: str = sandbox_option()
+    sandbox_expose: list[str] = sandbox_expose_option()
+    sandbox_network: str = sandbox_network_option()
+
+    @property
+    def drop_in(self) -> bool:
+        """Called as run_suite.py is (--hw): its empty-selection rules and file commands."""
+        return self.hw is not None
+
+    @property
+    def retry(self) -> Retry | None:
+        if not self.enable_retry:
+            return None
+        return Retry(self.max_attempts, self.retry_wait_seconds, self.retry_timeout_increase)
 
 
 def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     """Exit 0 when every file passed, 1 when one failed, timed out or crashed."""
     import sys
 
-    from ci_budget.runner import preflight
-    from ci_budget.runner import run as runner
-    from ci_budget.runner.gpu import GpuProbe
-
     sink = sink or Sink(settings)
     settings.check()  # a bad root or config is the first error
+    options = drop_in_options(options)
     if options.dry_run:
         _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
+    if options.from_log is not None:
+        from ci_budget.app.run_log import read_log
+
+        registrations, selection = _select(settings, options, sink)
+        python = options.python or "python3"
+        meta = _meta(settings, options, registrations, python, "script", None)
+        return read_log(options, selection, meta, settings.root, sink)
+    if options.drop_in and (why := nothing_to_run(settings, options, sink)) is not None:
+        sink.echo(why)  # run_suite.py: a warning, nothing run, success
+        return 0
     python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
+    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    box, env = open_sandbox(settings.root, settings.config, policy, python,
+                            settings.env.in_actions, sink.warn)  # fmt: skip
+    if box is not None:
+        sink.echo(f"sandbox: {box.describe()}")
+    try:
+        return _run(settings, options, sink, python, mode, box, env)
+    finally:
+        if box is not None:
+            box.close()
+
+
+def sandbox_policy(mode: str, expose, network: str):
+    from ci_budget.runner.sandbox import SandboxPolicy
+
+    return SandboxPolicy(mode, tuple(expose or ()), network)
+
+
+def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn):
+    """(the run's sandbox or None, the tests' environment). The policy comes from the command
+    line (the workflow), never from the config file, which in a GPU job is the PR's. A sandbox
+    that cannot start is a one-line error."""
+    from ci_budget.runner.environment import tests_env
+    from ci_budget.runner.sandbox import SandboxError
+    from ci_budget.runner.sandbox import open_sandbox as open_box
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    env = tests_env(config.env_drop, config.env_keep)
+    if policy.mode == "off" and in_actions:
+        warn("the tests run without a sandbox (--sandbox off): their code can reach this "
+             "runner's processes, files and credentials")  # fmt: skip
+    try:
+        return open_box(policy, python, checkout_of(root), env, in_actions), env
+    except SandboxError as exc:
+        raise AppError(f"sandbox: {exc}") from None
+
+
+def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
+    from ci_budget.runner import preflight
+    from ci_budget.runner import run as runner
+    from ci_budget.runner.gpu import GpuProbe
+    from ci_budget.runner.sandbox_mounts import checkout_of
+
+    wrap = box.wrap(checkout_of(settings.root)) if box is not None else None
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
-    pytest_probe = preflight.PytestProbe(python) if mode == "pytest" else None
-    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python)
+    pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
+    gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
     try:
         registrations, selection = _select(settings, options, sink)
     except BaseException:
@@ -105,7 +241,11 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         grace=options.grace,
         heartbeat=options.heartbeat,
         fail_fast=options.fail_fast,
+        retry=retry_rules(settings, options.retry),
+        sandbox=box,
     )
+    if options.drop_in:
+        _print_dry_run(selection, "text", sink)
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
     results = None
@@ -134,12 +274,12 @@ def _keep_or_drop(folder: Path, given: bool, results, sink: Sink) -> None:
 
 def _select(settings, options: RunOptions, sink: Sink):
     """(registrations, the shard's selection)."""
-    from ci_budget.app.history import measured_weights, partition_model
+    from ci_budget.app.numbers import note_uncovered, plan_numbers
     from ci_budget.runner.preflight import missing_selection
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.scan import directory_order, scan_tree
 
     root, config = settings.root, settings.config
     partition = None
@@ -153,9 +293,10 @@ def _select(settings, options: RunOptions, sink: Sink):
     scan = scan_tree(root, config)
     for problem in scan.errors:
         sink.warn(f"registry error, file skipped: {problem}")
-    model = partition_model(options.partition_model, sink)
-    weights = measured_weights(options.history, scan.registrations)
-    weights = {**(model.weights() if model is not None else {}), **weights}
+    # Every shard of a run must read the same numbers, or the shards would split differently.
+    numbers = plan_numbers(options.history, options.partition_model, sink)
+    weights = numbers.weights(scan.registrations)
+    note_uncovered(numbers, options.suites, sink)
     try:
         selection = select_jobs(
             scan.registrations,
@@ -167,19 +308,42 @@ def _select(settings, options: RunOptions, sink: Sink):
             backend=options.backend,
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
+            order=directory_order(root, config) if partition is None else None,
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
     for job in selection.jobs:  # checked for --dry-run too: it answers what `run` would do
         if (why := missing_selection(root, job)) is not None:
             raise AppError(why)
+        job.timeout = file_timeout(config, options, job)
     return scan.registrations, selection
+
+
+def file_timeout(config, options: RunOptions, job) -> float:
+    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
+    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
+    flat limit grows by the retry increase when retries are on."""
+    from ci_budget.config import est_time_timeout
+
+    if options.timeout_from_est_time:
+        return est_time_timeout(job.est_time)
+    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
+    if isinstance(rule, str):
+        return est_time_timeout(job.est_time)
+    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
+    return limit + (options.retry.timeout_increase if options.retry else 0.0)
 
 
 def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     if fmt == "json":
         files = [
-            {"path": j.path, "est_time": j.est_time, "suite": j.suite, "backend": j.backend}
+            {
+                "path": j.path,
+                "est_time": j.est_time,
+                "suite": j.suite,
+                "backend": j.backend,
+                "timeout": j.timeout,
+            }  # fmt: skip
             | ({"selection": j.selection} if j.selection else {})
             for j in selection.jobs
         ]
@@ -199,7 +363,8 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
     for j in selection.jobs:
         sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  {j.suite} ({j.backend})"
+            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  timeout {j.timeout:.0f}s"
+            f"  {j.suite} ({j.backend})"
         )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")

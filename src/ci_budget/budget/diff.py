@@ -1,9 +1,12 @@
 """The static budget report: the registry at the PR base against the working tree. Pure.
 
 Registrations are matched by (file, backend, suite); within one (file, backend), a suite that
-disappeared and one that appeared are a suite move. Suite totals, shard counts and predicted
-makespans use est_time (the budget the runner partitions by), planned as the runner would
+disappeared and one that appeared are a suite move. Suite totals are est_time; shard counts and
+predicted shard walls use the seconds sglang's CI plans with (the partition model's est, else
+the history's p90, else est_time; wall = coeff x Σ + bias), planned as the runner would
 (`config.planner`). GPU cost counts enabled registrations only: est_time x the runner's GPUs.
+A changed file whose est_time is below its measured p90 is `under_p90`: a budget the runs
+already break.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ci_budget.budget.verdict import pr_risk
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
+from ci_budget.sharding.model import PlanNumbers
 
 RISK_ORDER = ("ok", "near", "over")
 
@@ -35,6 +39,11 @@ class Change(BaseModel):
     disabled_before: str | None = None
     disabled_after: str | None = None
     gpu_seconds_delta: float | None = None  # None: a runner config with unknown GPUs
+    planned: float | None = None  # the seconds its suite is planned on for it (head)
+    planned_from: str | None = None  # model / p90 / estimate / est_time
+    p90: float | None = None  # measured: p90 of the passing runs in the history
+    n: int = 0  # passing runs measured
+    under_p90: bool = False  # est_time (head) below the measured p90
 
     @property
     def delta(self) -> float:
@@ -45,6 +54,16 @@ class Change(BaseModel):
         if self.est_before and self.est_after is not None:
             return self.delta / self.est_before
         return None
+
+
+class UnderBudget(BaseModel):
+    """A changed registration whose est_time is below what its passing runs measured (p90)."""
+
+    file: str
+    suite: str
+    est_time: float
+    p90: float
+    n: int
 
 
 class HistoryNote(BaseModel):
@@ -70,6 +89,8 @@ class StaticReport(BaseModel):
     est_delta: float = 0.0  # change of the enabled est_time over the affected suites
     gpu_seconds_delta: float = 0.0  # per future run, over suites with known GPU counts
     risk: str = "ok"  # the stage-timeout risk this PR causes (`verdict.pr_risk`)
+    under_p90: list[UnderBudget] = Field(default_factory=list)  # est_time below measured p90
+    predicted_from: str = "est_time"  # est_time / history / model / model+history
     notes: list[str] = Field(default_factory=list)
 
 
@@ -184,24 +205,17 @@ def build_static(
     arch_rows: Sequence[ArchRow] = (),
     arch_problems: Sequence[Problem] = (),
     extra_notes: Sequence[str] = (),
+    numbers: PlanNumbers | None = None,
 ) -> StaticReport:
+    numbers = numbers or PlanNumbers(history=history)
+    history = numbers.history
     changes = diff_registrations(
         base.registrations, head.registrations, base_files, head_files, config
     )
     keys = {(c.backend, s) for c in changes for s in (c.suite_before, c.suite_after) if s}
-    suites = suite_impacts(base.registrations, head.registrations, keys, config)
-    notes = []
-    if history is not None:
-        for c in changes:
-            suite = c.suite_after or c.suite_before
-            stats = history.stats(c.file, suite)
-            if stats.runs:
-                trend = history.trend(c.file, suite)
-                notes.append(
-                    HistoryNote(
-                        file=c.file, suite=suite, est_time=c.est_after, stats=stats, trend=trend
-                    )
-                )
+    suites = suite_impacts(base.registrations, head.registrations, keys, config, numbers)
+    _measure(changes, numbers)
+    notes = _history_notes(changes, history) if history is not None else []
     risk = max((pr_risk(s) for s in suites), key=RISK_ORDER.index, default="ok")
     unknown = sorted({s.suite for s in suites if s.gpus is None})
     report_notes = []
@@ -219,6 +233,53 @@ def build_static(
         est_delta=sum(s.delta for s in suites),
         gpu_seconds_delta=sum(s.gpu_seconds_delta or 0.0 for s in suites),
         risk=risk,
+        under_p90=[
+            UnderBudget(
+                file=c.file,
+                suite=c.suite_after or "",
+                est_time=c.est_after or 0.0,
+                p90=c.p90 or 0.0,
+                n=c.n,
+            )
+            for c in changes
+            if c.under_p90
+        ],  # fmt: skip
+        predicted_from=_predicted_from(numbers),
         notes=report_notes + list(extra_notes),
         arch_problems=list(arch_problems),
     )
+
+
+def _measure(changes: list[Change], numbers: PlanNumbers) -> None:
+    """Each changed registration at head: the seconds it is planned on, what was measured."""
+    for c in changes:
+        if c.suite_after is None or c.est_after is None:
+            continue
+        c.planned, c.planned_from = numbers.seconds(c.file, c.suite_after, c.est_after)
+        if numbers.history is not None:
+            stats = numbers.history.stats(c.file, c.suite_after)
+            c.p90, c.n = stats.p90, stats.n
+            c.under_p90 = stats.p90 is not None and c.est_after < stats.p90
+
+
+def _history_notes(changes: list[Change], history: History) -> list[HistoryNote]:
+    notes = []
+    for c in changes:
+        suite = c.suite_after or c.suite_before
+        stats = history.stats(c.file, suite)
+        if stats.runs:
+            notes.append(
+                HistoryNote(
+                    file=c.file,
+                    suite=suite,
+                    est_time=c.est_after,
+                    stats=stats,
+                    trend=history.trend(c.file, suite),
+                )  # fmt: skip
+            )
+    return notes
+
+
+def _predicted_from(numbers: PlanNumbers) -> str:
+    parts = [name for name, on in (("model", numbers.model), ("history", numbers.history)) if on]
+    return "+".join(parts) or "est_time"

@@ -1,14 +1,15 @@
-"""Per-suite impact of a registry change: files, est_time, shard counts and planned makespans
-before and after, against the suite's timeout. Pure.
+"""Per-suite impact of a registry change: files, est_time, shard counts and predicted shard
+walls before and after, against the suite's timeout. Pure.
 
 Shards are counted as the gating label would dispatch them and planned as the runner would
-(`config.planner`); GPU cost counts est_time x the runner's GPUs.
+(`config.planner`), on the seconds sglang's CI plans with (`sharding.model.PlanNumbers`: the
+partition model's est, else the history's p90, else est_time); a shard's predicted wall is
+coeff x Σ seconds + bias. GPU cost counts est_time x the runner's GPUs.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import suite_shards
+from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import plan
 
 
@@ -33,8 +35,11 @@ class SuiteImpact(BaseModel):
     shards_after: int = 0
     makespan_before: float = 0.0
     makespan_after: float = 0.0
-    loads_before: list[float] = Field(default_factory=list)  # est_time per planned shard
+    loads_before: list[float] = Field(default_factory=list)  # predicted wall per shard
     loads_after: list[float] = Field(default_factory=list)
+    planned_after: float = 0.0  # Σ of the seconds the head is planned on
+    coeff: float = 1.0  # the suite's fit: wall = coeff x Σ + bias per shard
+    bias: float = 0.0
     timeout_s: float = 0.0
     risk: str = "ok"
 
@@ -60,22 +65,25 @@ def runner_gpus(
     return name, (runner.gpus if runner is not None else None)
 
 
-def _plan_suite(regs: list[Registration], suite: str, config: Config) -> list[float]:
-    """The planned est_time of each shard; as many shards as the gating label would dispatch
-    (the suite's own timeout, pinned counts, the configured shard rule). A per-commit run leaves out the
-    suite's nightly=True registrations; a suite of only those runs them (`run --nightly`)."""
+def _plan_suite(
+    regs: list[Registration], suite: str, config: Config, numbers: PlanNumbers
+) -> tuple[list[float], float]:
+    """The predicted wall of each shard, and Σ planned seconds; as many shards as the gating
+    label would dispatch (the suite's own timeout, pinned counts, the configured shard rule).
+    A per-commit run leaves out the suite's nightly=True registrations; a suite of only those
+    runs them (`run --nightly`)."""
     regs = [r for r in regs if not r.nightly] or regs
-    items = sorted((r.file, r.est_time) for r in regs)
-    if not items:
-        return []
-    shards = suite_shards(suite, regs, config).size
-    weights: dict[str, float] = defaultdict(float)
-    for key, seconds in items:
-        weights[key] += seconds
+    if not regs:
+        return [], 0.0
+    seconds = numbers.weights(regs)
+    items = sorted((r.file, seconds[(r.file, r.suite)]) for r in regs)
+    shards = suite_shards(suite, regs, config, seconds, numbers.model).size
     shards_plan = plan(items, shards, config.planner.algorithm)
+    est = {r.file: r.est_time for r in regs}
     # one per shard, even an empty one: the gating label dispatches it all the same
-    loads = [math.fsum(weights[key] for key in shard) for shard in shards_plan]
-    return loads + [0.0] * (shards - len(loads))
+    walls = [numbers.shard_wall(suite, [(f, est[f]) for f in shard]) for shard in shards_plan]
+    walls += [numbers.shard_wall(suite, [])] * (shards - len(walls))
+    return walls, math.fsum(w for _, w in items)
 
 
 def _risk(span: float, timeout: float, config: Config) -> str:
@@ -87,8 +95,13 @@ def _risk(span: float, timeout: float, config: Config) -> str:
 
 
 def suite_impacts(
-    base: Sequence[Registration], head: Sequence[Registration], keys: Iterable, config: Config
+    base: Sequence[Registration],
+    head: Sequence[Registration],
+    keys: Iterable,
+    config: Config,
+    numbers: PlanNumbers | None = None,
 ) -> list[SuiteImpact]:
+    numbers = numbers or PlanNumbers()
     out = []
     for backend, suite in sorted(set(keys)):
         before = [r for r in base if r.suite == suite and r.backend == backend and r.enabled]
@@ -99,9 +112,10 @@ def suite_impacts(
         stage = ref.stage if ref else None
         runner_config, gpus = runner_gpus(ref, suite, config)
         timeout = config.suite_timeout_s(suite, stage)
-        loads_b = _plan_suite(before, suite, config)
-        loads_a = _plan_suite(after, suite, config)
+        loads_b, _ = _plan_suite(before, suite, config, numbers)
+        loads_a, planned = _plan_suite(after, suite, config, numbers)
         span_a = max(loads_a, default=0.0)
+        coeff, bias = numbers.coeff_bias(suite)
         out.append(
             SuiteImpact(
                 suite=suite,
@@ -119,6 +133,9 @@ def suite_impacts(
                 makespan_after=span_a,
                 loads_before=loads_b,
                 loads_after=loads_a,
+                planned_after=planned,
+                coeff=coeff,
+                bias=bias,
                 timeout_s=timeout,
                 risk=_risk(span_a, timeout, config),
             )

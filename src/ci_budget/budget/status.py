@@ -244,3 +244,19 @@ def worst_status(report: Report) -> str:
     """ok / near / over / timeout / failed: the one word a workflow branches on."""
     present = {line.status for line in report.lines}
     return next((s for s in WORTH_A_WORD if s in present), "ok")
+
+
+def attach_numbers(report: Report, numbers) -> None:
+    """Each line's planned seconds (`sharding.model.PlanNumbers`) and measured p90, and one
+    note naming the files budgeted below what their passing runs took."""
+    under = []
+    for line in report.lines:
+        line.planned, line.planned_from = numbers.seconds(line.file, line.suite, line.est_time)
+        if numbers.history is not None:
+            stats = numbers.history.stats(line.file, line.suite)
+            line.p90, line.n = stats.p90, stats.n
+            if stats.p90 is not None and line.est_time and line.est_time < stats.p90:
+                under.append(f"{line.file} ({line.est_time:g} s < p90 {stats.p90:.0f} s)")
+    if under:
+        shown = ", ".join(under[:5]) + (f" and {len(under) - 5} more" if len(under) > 5 else "")
+        report.notes.append(f"est_time below the measured p90 (history): {shown}")

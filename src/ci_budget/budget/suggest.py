@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from ci_budget.budget.updater import BACKENDS, missed_because, updater_reads
 from ci_budget.config import Config, Thresholds
 from ci_budget.models import Registration
 from ci_budget.registry.parse import scan_source
+from ci_budget.sharding.model import PartitionModel
 
 if TYPE_CHECKING:  # a type only: reading budgets needs no history
     from ci_budget.history.model import History
@@ -33,11 +35,14 @@ class Suggestion(BaseModel):
     suite: str
     backend: str
     est_time: float
-    suggested: int
-    p90: float
-    n: int
+    suggested: int | float
+    p90: float  # the seconds it is based on: measured p90, or the model's est
+    n: int  # passing runs measured (0 for a model's est)
     timeouts: int = 0
     timeout_lower_bound: float | None = None
+    source: str = "history"  # or "model": the partition model's est, as sglang's updater
+    updater: bool | None = None  # model: whether sglang's update_est_time.py makes it too
+    updater_missed: str | None = None  # and if not, why its text match misses this call
 
     @property
     def delta(self) -> float:
@@ -124,24 +129,17 @@ def _offset(text: str, starts: list[int], line: int, col_bytes: int) -> int:
     return start + len(prefix)
 
 
-def _literal_text(node: ast.expr, value: int) -> str:
+def _literal_text(node: ast.expr, value: float) -> str:
+    """`value` written as the literal it replaces is: 120 over 90, 120.0 over 90.0; a value
+    with a fraction as it is (120.5)."""
     old = node.operand.value if isinstance(node, ast.UnaryOp) else getattr(node, "value", 0)
-    return f"{value}.0" if isinstance(old, float) else str(value)
+    if isinstance(value, float) and not value.is_integer():
+        return repr(value)
+    return f"{int(value)}.0" if isinstance(old, float) else str(int(value))
 
 
-def rewrite_est_time(
-    source: str, rel: str, suite: str, backend: str, new_value: int, config: Config
-) -> str:
-    """`source` with the est_time literal of the (suite, backend) registration set to
-    `new_value`. Everything else, byte for byte, is kept."""
-    scan = scan_source(source, rel, config)
-    matches = [r for r in scan.registrations if r.suite == suite and r.backend == backend]
-    if not matches:
-        raise RewriteError(f"{rel}: no {backend} registration for suite {suite!r}")
-    if len(matches) > 1:
-        lines = ", ".join(str(r.line) for r in matches)
-        raise RewriteError(f"{rel}: several registrations for suite {suite!r} (lines {lines})")
-    reg = matches[0]
+def locate(source: str, rel: str, reg: Registration) -> tuple[ast.Call, int, int]:
+    """The registration's call and the [begin, end) of its est_time literal in `source`."""
     tree = ast.parse(source, filename=rel)
     call = next(
         (
@@ -154,7 +152,7 @@ def rewrite_est_time(
         ),
         None,
     )
-    if call is None:  # pragma: no cover - the scan found it in this very source
+    if call is None:
         raise RewriteError(f"{rel}:{reg.line}: registration call not found")
     node = call.args[0] if call.args else None
     if node is None:
@@ -162,4 +160,76 @@ def rewrite_est_time(
     starts = _line_starts(source)
     begin = _offset(source, starts, node.lineno, node.col_offset)
     end = _offset(source, starts, node.end_lineno, node.end_col_offset)
+    return call, begin, end
+
+
+def rewrite_est_time(
+    source: str, rel: str, suite: str, backend: str, new_value: float, config: Config
+) -> str:
+    """`source` with the est_time literal of the (suite, backend) registration set to
+    `new_value`. Everything else, byte for byte, is kept."""
+    scan = scan_source(source, rel, config)
+    matches = [r for r in scan.registrations if r.suite == suite and r.backend == backend]
+    if not matches:
+        raise RewriteError(f"{rel}: no {backend} registration for suite {suite!r}")
+    if len(matches) > 1:
+        lines = ", ".join(str(r.line) for r in matches)
+        raise RewriteError(f"{rel}: several registrations for suite {suite!r} (lines {lines})")
+    call, begin, end = locate(source, rel, matches[0])
+    node = (
+        call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "est_time")
+    )
     return source[:begin] + _literal_text(node, new_value) + source[end:]
+
+
+def from_model(
+    registrations: Iterable[Registration],
+    model: PartitionModel,
+    read: Callable[[str], str | None],
+    include_all: bool = False,
+) -> list[Suggestion]:
+    """What sglang's updater writes from the model (every literal that differs from the
+    model's est becomes that est, as it is written there), for the backends the model
+    measures; each says whether the updater itself finds that registration. Only changes past
+    the 30 s / 30 % rule unless `include_all`."""
+    out = []
+    for reg in registrations:
+        new = model.raw_est.get(reg.suite, {}).get(reg.file)
+        if new is None or reg.backend not in BACKENDS or new == reg.est_time:
+            continue
+        if not include_all and not significant(reg.est_time, new):
+            continue
+        found, why = _updater_finds(reg, read(reg.file))
+        out.append(
+            Suggestion(
+                file=reg.file,
+                line=reg.line,
+                suite=reg.suite,
+                backend=reg.backend,
+                est_time=reg.est_time,
+                suggested=new,
+                p90=float(new),
+                n=0,
+                source="model",
+                updater=found,
+                updater_missed=why,
+            )  # fmt: skip
+        )
+    return sorted(out, key=lambda s: (s.file, s.line, s.suite))
+
+
+def _updater_finds(reg: Registration, text: str | None) -> tuple[bool, str | None]:
+    if text is None:
+        return False, "the file could not be read"
+    try:
+        call, begin, _ = locate(text, reg.file, reg)
+    except (RewriteError, SyntaxError) as exc:
+        return False, str(exc)
+    reads = updater_reads(text, reg.suite)
+    if reads == begin:
+        return True, None
+    if reads is not None:
+        line = text.count("\n", 0, reads) + 1
+        return False, f"it reads the literal on line {line} for this suite instead"
+    segment = ast.get_source_segment(text, call) or ""
+    return False, missed_because(call, segment)

@@ -6,7 +6,9 @@
   the stage workflows' own `runs-on` for suites without a runner config (CPU);
 - `scripts/ci/utils/compute_partitions.py`: the backends dispatched, pinned shard counts, the
   reusable stage workflows, whether CPU suites are throttled, the test discovery globs;
-- `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take.
+- `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take;
+- `test/run_suite.py`, `ci_utils.py` and the workflows: per-file timeouts and retry patterns
+  (`sglang_runs`).
 
 Pure: the caller reads the files (`texts`: path -> text, None when missing). The result is a
 settings table that the user's `ci-budget.toml` is laid over, so every value can be overridden.
@@ -19,18 +21,24 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from ci_budget.ciprofile import triggers
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
+from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
 PR_TEST = ".github/workflows/pr-test.yml"
 PARTITIONS = "scripts/ci/utils/compute_partitions.py"
 REGISTER = "python/sglang/test/ci/ci_register.py"
+RUN_SUITE = "test/run_suite.py"
+CI_UTILS = "python/sglang/test/ci/ci_utils.py"
+WORKFLOWS = ".github/workflows/"
 MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
 GATING_LABEL = "run-ci"
 # libyaml's safe loader when PyYAML was built with it: the same documents, ~10x faster.
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SHAPE = re.compile(r"(\d+)-gpu-")
+_REPO_PATH = re.compile(r"(?!/)(?!.*(?:^|/)\.\.(?:/|$))[\w.+/-]+")  # RunnerConfig.install
 
 
 @dataclass
@@ -112,6 +120,8 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
             "gpus": int(shape.group(1)) if shape else 1,
             "arch": _arch(label, str(name)),
         }
+        if isinstance(install := entry.get("install"), str) and _REPO_PATH.fullmatch(install):
+            out[str(name)]["install"] = install
     return out
 
 
@@ -180,9 +190,35 @@ def _settings(rules, regs, runners, suites, pr_test) -> dict:
     return settings
 
 
+def _file_timeouts(texts: dict[str, str | None], uses: list[str], pr_test: dict | None) -> dict:
+    """`file-timeout` and `suite-file-timeouts` as the workflows among `texts` apply them:
+    pr-test.yml first, then the stage workflows, then the rest by name."""
+    settings: dict = {}
+    if (default := run_suite_default(texts.get(RUN_SUITE))) is not None:
+        settings["file-timeout"] = default
+    stage_texts = {u: texts[u] for u in uses if texts.get(u)}
+    names = sorted(p for p in texts if p.startswith(WORKFLOWS) and texts[p] is not None)
+    order = [p for p in (PR_TEST, *uses) if p in names] + [p for p in names if p != PR_TEST]
+    ordered = {p: texts[p] or "" for p in order}
+    parsed: dict[str, dict | None] = {PR_TEST: pr_test}
+    for path, text in ordered.items():
+        if path not in parsed and any(u.rsplit("/", 1)[-1] in text for u in uses):
+            try:
+                parsed[path] = yaml.load(text, Loader=SAFE_LOADER)
+            except yaml.YAMLError:
+                parsed[path] = None  # unreadable: its inline run_suite.py calls still count
+    found = file_timeouts({p: d for p, d in parsed.items() if isinstance(d, dict)}, ordered,
+                          stage_texts)  # fmt: skip
+    if found:
+        settings["suite-file-timeouts"] = found
+    if (patterns := retry_patterns(texts.get(CI_UTILS))) is not None:
+        settings["retry-patterns"] = patterns
+    return settings
+
+
 def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = None) -> Profile:
-    """The profile of a checkout whose CI files are `texts`; `substitutes` are the run-time
-    values of `$name` runner labels (see `sentinel_values`)."""
+    """The profile of a checkout whose CI files are `texts` (workflows under their repo paths);
+    `substitutes` are the run-time values of `$name` runner labels (see `sentinel_values`)."""
     profile = Profile()
     warn = profile.warnings
     regs = None
@@ -206,8 +242,17 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
         if not suites:
             warn.append(f"{PR_TEST}: no job calls {', '.join(uses)}; no suites dispatched")
     profile.settings = _settings(rules, regs, runners, suites, pr_test)
+    uses = [u.removeprefix("./") for u in rules["stage_uses"]] if rules else []
+    profile.settings.update(_file_timeouts(texts, uses, pr_test))
     pinned = (rules or {}).get("pinned", {})
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
+    workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
     if pr_test is not None and rules is not None:
-        profile.settings["github"]["gating-labels"] = {GATING_LABEL: profile.dispatched}
+        # The repository's own gate answers run-ci: ci-budget's label runs the same suites.
+        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
+        profile.settings["github"]["gating-labels"] = {label: profile.dispatched}
+    if triggers.handles_command(workflows):
+        profile.settings.setdefault("github", {})["command"] = triggers.OWN_COMMAND
+    if foreign := triggers.foreign_commands(workflows):  # answered there: never twice
+        profile.settings.setdefault("github", {})["foreign-commands"] = foreign
     return profile

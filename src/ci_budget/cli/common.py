@@ -152,8 +152,10 @@ def _kind(hint) -> tuple[bool, type]:
 def _add_switch(parser, dest: str, flag: str, meta, default: bool) -> None:
     if meta["off"]:
         group = parser.add_mutually_exclusive_group()
-        group.add_argument(flag, dest=dest, action="store_true", help=meta["help"])
-        group.add_argument(meta["off"], dest=dest, action="store_false", help="the default")
+        # The help goes with the flag that changes something; the other is the default.
+        on, off = ("the default", meta["help"]) if default else (meta["help"], "the default")
+        group.add_argument(flag, dest=dest, action="store_true", help=on)
+        group.add_argument(meta["off"], dest=dest, action="store_false", help=off)
         parser.set_defaults(**{dest: default})
         return
     parser.add_argument(flag, dest=dest, action="store_true", default=default, help=meta["help"])

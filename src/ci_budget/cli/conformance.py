@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
         help="prove on an sglang checkout that ci-budget decides as its own CI scripts do",
         description=DESCRIPTION,
         example="ci-budget conformance ../sglang\n"
-        "ci-budget conformance ../sglang --partition-model model.json",
+        "ci-budget conformance ../sglang --partition-model model.json\n"
+        "ci-budget conformance ../sglang --runs",
         use_case=("ci_budget.app.conformance", "conformance", "ConformanceOptions"),
         extra=_path,
     )

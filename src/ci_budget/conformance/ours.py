@@ -8,7 +8,7 @@ from pathlib import Path
 from ci_budget.config import Config
 from ci_budget.conformance.view import Reg, SuiteView, View
 from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import PartitionModel
+from ci_budget.sharding.model import PartitionModel, PlanNumbers
 from ci_budget.sharding.select import select_jobs
 from ci_budget.workspace.scan import scan_tree
 
@@ -25,8 +25,10 @@ def our_view(root: Path, config: Config, model: PartitionModel | None = None) ->
         )  # fmt: skip
         for r in scan.registrations
     ]
-    patterns = config.github.gating_labels.get(LABEL) or None
-    weights = model.weights() if model is not None else {}
+    # sglang's run-ci; where its own gate answers run-ci, ci-budget's label for the same suites
+    gating = config.github.gating_labels
+    patterns = gating.get(LABEL) or next(iter(gating.values()), None) or None
+    weights = PlanNumbers(model=model).weights(scan.registrations)
     plans, notes = dispatch(scan.registrations, config, patterns, weights, model)
     view.warnings += notes
     for p in plans:

@@ -13,6 +13,7 @@ import glob
 import importlib.util
 import inspect
 import io
+import json
 import os
 import re
 import sys
@@ -116,10 +117,37 @@ def _call(func, **kwargs):
     return func(**{k: v for k, v in kwargs.items() if k in accepted})
 
 
-def reference_view(root: Path, partition_model: dict | None = None) -> View:
-    """What sglang's scripts at `root` decide for a PR run (the `run-ci` dispatch)."""
+def _read_model(cp, path: Path | None) -> dict | None:
+    """The model as compute_partitions.py reads it (its own loader where it has one)."""
+    if path is None:
+        return None
+    loader = getattr(cp, "load_partition_model", None)
+    if loader is not None:
+        return loader(str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _live_est(rs, path: Path | None, model: dict | None, suite: str, root: Path) -> dict | None:
+    """run_suite.py's `filename -> est` for a suite (its own loader where it has one)."""
+    loader = getattr(rs, "load_live_est", None)
+    if loader is not None and path is not None:
+        return loader(str(path), suite, str(root))
+    table = ((model or {}).get("est") or {}).get(suite)
+    if not isinstance(table, dict) or not table:
+        return None
+    return {os.path.join(str(root), p): float(s) for p, s in table.items()}
+
+
+def reference_view(root: Path, model_path: Path | None = None) -> View:
+    """What sglang's scripts at `root` decide for a PR run (the `run-ci` dispatch), with the
+    partition model file at `model_path` passed as `--partition-model-file` would be."""
     view = View()
     cp = _load(root / PARTITIONS, "ci_budget_ref_compute_partitions")
+    partition_model = _read_model(cp, model_path)
     reg_mod = cp._ci_register
     with _stand_ins(reg_mod):
         rs = _load(root / RUN_SUITE, "ci_budget_ref_run_suite")
@@ -145,12 +173,11 @@ def reference_view(root: Path, partition_model: dict | None = None) -> View:
               for n, c in config.items()}  # fmt: skip
     jobs = {str((j.get("with") or {}).get("self_name", k)): j for k, j in _jobs(root).items()
             if isinstance(j, dict)}  # fmt: skip
-    model_est = (partition_model or {}).get("est", {})
     for suite, info in sorted(dispatch.items()):
         runs_on, hw = _suite_runner(root, jobs.get(suite, {}), labels)
         with contextlib.redirect_stdout(io.StringIO()):
             enabled, _ = rs.filter_tests(run_tests, rs.HW_MAPPING[hw], suite, False)
-        live = {os.path.join(str(root), p): float(s) for p, s in model_est.get(suite, {}).items()}
+        live = _live_est(rs, model_path, partition_model, suite, root)
         shards = [
             [os.path.relpath(t.filename, root).replace(os.sep, "/") for t in
              reg_mod.auto_partition(enabled, i, info["size"], **({"live_est": live} if live else {}))]

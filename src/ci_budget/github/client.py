@@ -174,6 +174,21 @@ class GitHubClient(CommandCalls):
 
         return self._call(f"pull request #{number}", fetch)
 
+    def pull_for_head(self, head_repo: str, head_branch: str, head_sha: str) -> int | None:
+        """The open pull request whose head is exactly `head_sha` on `head_repo`'s
+        `head_branch` (a fork's too: GitHub lists them by `head=OWNER:BRANCH`), or None."""
+        owner = head_repo.split("/")[0]
+
+        def fetch() -> int | None:
+            for pr in self._repo.get_pulls(state="open", head=f"{owner}:{head_branch}"):
+                raw = pr.raw_data
+                repo = (raw["head"].get("repo") or {}).get("full_name")
+                if raw["head"]["sha"] == head_sha and repo == head_repo:
+                    return int(raw["number"])
+            return None
+
+        return self._call(f"pull requests with head {owner}:{head_branch}", fetch)
+
     def pull_commits(self, number: int) -> list[str]:
         """The SHAs of the PR's commits (GitHub lists at most 250)."""
 

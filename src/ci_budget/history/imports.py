@@ -7,10 +7,9 @@ read from a file is keyed by a hash of its content instead (`log:<sha>`).
 from __future__ import annotations
 
 import hashlib
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from ci_budget.history.logs import LogTimings, job_suite
 from ci_budget.history.model import Estimate, History, Sample
@@ -86,25 +85,14 @@ def add_job(
     return out
 
 
-def model_estimates(data: Any, source: str) -> tuple[list[Estimate], list[str]]:
-    """Per-file estimates from a partition model (`{"est": {suite: {file: seconds}}}`, the
-    shape sglang-ci-stats publishes), and a line per entry that is not usable."""
-    problems: list[str] = []
-    table = data.get("est") if isinstance(data, dict) else None
-    if not isinstance(table, dict):
-        return [], ['no "est" object mapping suite -> {file: seconds}']
-    out = []
-    for suite, files in table.items():
-        if not isinstance(files, dict):
-            problems.append(f"est.{suite}: not an object of file -> seconds")
-            continue
-        for path, seconds in files.items():
-            ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-            if not ok or not math.isfinite(seconds) or seconds < 0:
-                problems.append(f"est.{suite}.{path}: not a number of seconds: {seconds!r}")
-                continue
-            out.append(Estimate(file=path, suite=suite, seconds=float(seconds), source=source))
-    return out, problems
+def model_estimates(est: Mapping[str, Mapping[str, float]], source: str) -> list[Estimate]:
+    """A partition model's per-file seconds (suite -> file -> s, as `sharding.model` read
+    them) as estimates."""
+    return [
+        Estimate(file=path, suite=suite, seconds=seconds, source=source)
+        for suite, files in est.items()
+        for path, seconds in files.items()
+    ]
 
 
 def seed(history: History, estimates: list[Estimate]) -> int:

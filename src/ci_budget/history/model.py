@@ -100,6 +100,17 @@ class ImportCursor(BaseModel):
     etag_url: str | None = None
 
 
+class JobWall(BaseModel):
+    """One CI job of a suite: its wall time (completed - started) against the Σ of its files'
+    elapsed. Their difference is the job's overhead (set-up, teardown) over its tests."""
+
+    run: str  # the job's run key (`ci-stats:<run>:<job>:<attempt>`)
+    suite: str
+    wall: float
+    total: float  # Σ elapsed of the job's files
+    date: datetime | None = None
+
+
 class StoreFile(BaseModel):
     schema_version: int = STORE_VERSION
     max_samples: int = DEFAULT_MAX_SAMPLES
@@ -107,6 +118,7 @@ class StoreFile(BaseModel):
     series: list[Series] = Field(default_factory=list)
     estimates: list[Estimate] = Field(default_factory=list)
     imports: dict[str, ImportCursor] = Field(default_factory=dict)
+    jobs: list[JobWall] = Field(default_factory=list)  # per suite, newest max_samples
 
 
 def percentile(values: list[float], p: float) -> float | None:
@@ -140,6 +152,7 @@ class History:
         self._series: dict[tuple[str, str], list[Sample]] = {}
         self.estimates: dict[tuple[str, str], Estimate] = {}
         self.imports: dict[str, ImportCursor] = {}  # log-import key -> cursor
+        self.jobs: dict[str, list[JobWall]] = {}  # suite -> job walls, oldest first
 
     @classmethod
     def from_store(cls, store: StoreFile) -> History:
@@ -149,6 +162,8 @@ class History:
             history._series.setdefault((series.file, series.suite), []).extend(series.samples)
         history.estimates = {(e.file, e.suite): e for e in store.estimates}
         history.imports = dict(store.imports)
+        for job in store.jobs:
+            history.jobs.setdefault(job.suite, []).append(job)
         return history
 
     def to_store(self) -> StoreFile:
@@ -161,6 +176,7 @@ class History:
             ],
             estimates=[self.estimates[key] for key in sorted(self.estimates)],
             imports=self.imports,
+            jobs=[job for suite in sorted(self.jobs) for job in self.jobs[suite]],
         )
 
     def keys(self) -> list[tuple[str, str]]:
@@ -203,6 +219,25 @@ class History:
         series.sort(key=_date_key)
         del series[: max(0, len(series) - self.max_samples)]
         return True
+
+    def add_job_wall(self, job: JobWall) -> bool:
+        """Add a job's wall unless that job is already there; the suite keeps its newest."""
+        walls = self.jobs.setdefault(job.suite, [])
+        if any(j.run == job.run for j in walls):
+            return False
+        walls.append(job)
+        walls.sort(key=lambda j: j.date.timestamp() if j.date else float("-inf"))
+        del walls[: max(0, len(walls) - self.max_samples)]
+        return True
+
+    def overhead(self, suite: str) -> float | None:
+        """A job's typical time beyond its files' elapsed: the median of wall - Σ elapsed
+        over the suite's recorded jobs (None without any)."""
+        gaps = sorted(j.wall - j.total for j in self.jobs.get(suite, []))
+        if not gaps:
+            return None
+        mid = len(gaps) // 2
+        return gaps[mid] if len(gaps) % 2 else (gaps[mid - 1] + gaps[mid]) / 2
 
     def estimate(self, file: str, suite: str) -> float | None:
         """The seeded estimate for (file, suite), only where the series has no sample."""

@@ -70,17 +70,18 @@ def _char(c: str) -> str:
     return f"U+{ord(c):04X}"
 
 
-def parse_command(body: str, max_specs: int) -> Command | None:
-    """None when the first line is not `/rerun-test ...` (then the comment is not for us)."""
+def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command | None:
+    """None when the first line is not `/rerun-test ...` (or the configured `command`): then
+    the comment is not for us."""
     first = body.partition("\n")[0].rstrip("\r").strip(" \t")
     word = _WORD.match(first).group()
-    if word != COMMAND and not word.startswith(COMMAND + "@"):
+    if word != command and not word.startswith(command + "@"):
         return None
     if len(first) > MAX_LINE_CHARS:
         return Command(
             [], [f"the command line is {len(first)} characters; at most {MAX_LINE_CHARS}"]
         )
-    sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
+    sha = word[len(command) + 1 :].lower() if word != command else None
     if sha is not None and not _SHA.fullmatch(sha):
         return Command([], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"])
     rest = first[len(word) :].strip(" \t")

@@ -53,7 +53,19 @@ def _what(c: Change) -> str:
     return ", ".join(labels[k] for k in c.kinds)
 
 
+def _measured(c: Change) -> str:
+    """The measured p90 beside a changed est_time, flagged when the budget is below it."""
+    if c.p90 is None:
+        return ""
+    flag = " ⚠️ below" if c.under_p90 else ""
+    return f"; measured p90 {_s(c.p90)} over {c.n} run(s){flag}"
+
+
 def _est(c: Change) -> str:
+    return _est_change(c) + _measured(c)
+
+
+def _est_change(c: Change) -> str:
     if c.est_before is not None and c.est_after is not None:
         pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
         if c.est_before == c.est_after:
@@ -207,6 +219,14 @@ def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
     return gantts, charts
 
 
+def _numbers(report: StaticReport) -> str:
+    if report.predicted_from == "est_time":
+        return "est_time"
+    words = {"model": "the partition model's est", "history": "the measured p90"}
+    used = [words[p] for p in report.predicted_from.split("+")]
+    return ", else ".join(used) + ", else est_time; shard wall = coeff × Σ + bias"
+
+
 def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) -> str:
     """`blob`: `https://github.com/OWNER/REPO/blob/SHA` of the PR's commit, for file links."""
     top = _top(report)
@@ -214,8 +234,8 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
         "",
         "",
         [
-            f"\n<sub>Planner {code(report.algorithm)} on est_time; makespan = the longest shard. "
-            "GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
+            f"\n<sub>Planner {code(report.algorithm)} on {_numbers(report)}; makespan = the "
+            "longest shard. GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
     gantts, charts = pictures(report)

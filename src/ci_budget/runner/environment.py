@@ -33,6 +33,13 @@ DEFAULT_DROP = (
 )
 
 
+# The runner's own: a job's runtime, cache and OIDC credentials (scoped to the default branch
+# under pull_request_target and issue_comment) and its file commands. `env-keep` is read from
+# the checkout, which in a GPU job is the PR's, so it can never bring these back.
+NEVER_KEPT = ("ACTIONS_*", "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_STATE",
+              "GITHUB_STEP_SUMMARY", "INPUT_*")  # fmt: skip
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatchcase(name, p) for p in patterns)
 
@@ -40,7 +47,19 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 def scrubbed_env(
     env: Mapping[str, str], drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> dict[str, str]:
-    """`env` less DEFAULT_DROP and `drop`; a name matching `keep` stays whatever the rest says."""
+    """`env` less DEFAULT_DROP and `drop`; a name matching `keep` stays whatever the rest says,
+    except the runner's own credentials and file commands (NEVER_KEPT)."""
     dropped = (*DEFAULT_DROP, *drop)
     keep = tuple(keep)
-    return {k: v for k, v in env.items() if _matches(k, keep) or not _matches(k, dropped)}
+    return {
+        k: v
+        for k, v in env.items()
+        if not _matches(k, NEVER_KEPT) and (_matches(k, keep) or not _matches(k, dropped))
+    }
+
+
+def tests_env(drop: Iterable[str] = (), keep: Iterable[str] = ()) -> dict[str, str]:
+    """The tests' environment: this process's, scrubbed (the one place it is read for them)."""
+    import os
+
+    return scrubbed_env(os.environ, drop, keep)

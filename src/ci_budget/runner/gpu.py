@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ci_budget.models import GpuInfo
 
@@ -115,13 +115,19 @@ class GpuProbe:
         arch_map: Mapping[str, str],
         python: str | None = None,
         env: Mapping[str, str] | None = None,
+        wrap: Callable[[list[str]], list[str]] | None = None,
     ):
+        """`wrap`: the tests' sandbox prefix for the torch probe, which runs the tests'
+        interpreter (and so its site-packages); nvidia-smi is the driver's and runs as is."""
         self.arch_map, self.python, self.env = arch_map, python, env
+        self.torch = [python, "-c", TORCH_PROBE] if python else []
+        if wrap is not None and self.torch:
+            self.torch = wrap(self.torch)
         self.smi = shutil.which("nvidia-smi", path=(env or os.environ).get("PATH"))
         if self.smi is not None:
             self.cmd = [self.smi, *_smi_query("name,compute_cap")]
         else:
-            self.cmd = [python, "-c", TORCH_PROBE] if python else []
+            self.cmd = self.torch
         self.proc = _start(self.cmd, env) if self.cmd else None
 
     def stop(self) -> None:
@@ -138,16 +144,17 @@ class GpuProbe:
             first = _run([self.smi, *_smi_query("name")], self.env)
         if first is not None and first.returncode == 0:
             return parse_nvidia_smi(first.stdout, self.arch_map)
-        if not self.python:
+        if not self.torch:
             return None
-        return _torch_info(_run([self.python, "-c", TORCH_PROBE], self.env), self.arch_map)
+        return _torch_info(_run(self.torch, self.env), self.arch_map)
 
 
 def detect_gpu(
     arch_map: Mapping[str, str],
     python: str | None = None,
     env: Mapping[str, str] | None = None,
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> GpuInfo | None:
     """The runner's GPUs, or None. `python` is the tests' interpreter, used when there is no
     nvidia-smi (torch lives there, not in ci-budget's environment)."""
-    return GpuProbe(arch_map, python, env).result()
+    return GpuProbe(arch_map, python, env, wrap).result()

@@ -79,13 +79,17 @@ class PytestProbe:
     """`pytest_missing` started now and read later: the interpreter starts while ci-budget
     scans the tree."""
 
-    def __init__(self, python: str):
+    def __init__(self, python: str, env=None, wrap=None):
+        """`env`: the tests' environment (the interpreter's start-up runs its site-packages'
+        .pth files); `wrap`: the sandbox's command prefix, when there is one."""
+        cmd = [python, "-c", _PYTEST_PROBE]
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
-                [python, "-c", _PYTEST_PROBE],
+                wrap(cmd) if wrap else cmd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                env=None if env is None else dict(env),
             )
             self.error = None
         except OSError as exc:

@@ -26,14 +26,14 @@ def is_live(stream: TextIO) -> bool:
     return tty and os.environ.get("TERM") != "dumb"
 
 
-def current_test(progress_file: Path) -> str:
-    """The node id of the test that started last (the runner's progress plugin), or ""."""
+def current_test(tail: bytes) -> str:
+    """The node id of the test that started last, from the tail of the progress file the
+    runner's plugin writes (read by `datafiles.tail`), or ""."""
     try:
-        with progress_file.open("rb") as fh:
-            fh.seek(max(0, progress_file.stat().st_size - 4096))
-            last = fh.read().splitlines()[-1:]
-        return json.loads(last[0]).get("nodeid", "") if last else ""
-    except (OSError, ValueError, IndexError, AttributeError, RecursionError):
+        last = tail.splitlines()[-1:]
+        name = json.loads(last[0]).get("nodeid", "") if last else ""
+        return name if isinstance(name, str) else ""
+    except (ValueError, IndexError, AttributeError, RecursionError):
         return ""
 
 

@@ -1,8 +1,11 @@
 """Run registered test files, one process each, with per-file timeouts; record what happened.
 
-Each file runs in a new session under `proctree.ProcessTree`, which guarantees that nothing the
-file started survives it. Results are written after every file (temp file + rename), so a job
-killed later keeps every number measured so far.
+Each file runs in the tests' sandbox (`sandbox`: its own PID namespace, ended with the file) or,
+without one, in a new session under `proctree.ProcessTree`; either way nothing the file started
+survives it, and a file that left processes to kill is failed. The tests write their reports
+into a folder of their own; ci-budget copies them out as capped data (`datafiles`). Results are
+written after every file (temp file + rename), so a job killed later keeps every number
+measured so far.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from typing import TextIO
 from ci_budget.config import Config
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
-from ci_budget.runner import progress
-from ci_budget.runner.environment import scrubbed_env
-from ci_budget.runner.outcome import file_result, timings_block, write_results
+from ci_budget.runner import datafiles, progress
+from ci_budget.runner.environment import tests_env
+from ci_budget.runner.outcome import file_result, read_lines, timings_block, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
+from ci_budget.runner.retry import RetryRules, retry_reason
+from ci_budget.runner.sandbox import NOBODY, Sandbox
+from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
@@ -71,7 +77,9 @@ class RunSetup:
     fail_fast: bool
     pythonpath: tuple[str, ...] = ()  # put before the tests' own PYTHONPATH
     poll: float = 0.25
+    retry: RetryRules | None = None  # run_suite.py --enable-retry
     stream: TextIO | None = None  # progress lines; default stdout
+    sandbox: Sandbox | None = None  # opened by the caller, for the whole run
 
 
 def resolve_path(path: str, root: Path) -> str:
@@ -96,8 +104,10 @@ def skipped_result(item: Skipped) -> FileResult:
 
 
 def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
-    """Symlink the named distributions' top-level packages and dist-info dirs into `dest`."""
+    """Copy the named distributions' top-level packages and dist-info dirs into `dest`: copies,
+    not links, so the tests never see (or reach through a link) ci-budget's own venv."""
     dest.mkdir(parents=True, exist_ok=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in dists:
         dist = importlib.metadata.distribution(name)
         tops = {Path(f).parts[0] for f in dist.files or () if not str(f).startswith("..")}
@@ -105,8 +115,12 @@ def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
             if top in ("__pycache__",) or top.endswith(".pth"):
                 continue
             src = Path(dist.locate_file(top))
-            if src.exists() and not (dest / top).exists():
-                (dest / top).symlink_to(src)
+            if (dest / top).exists() or not src.exists():
+                continue
+            if src.is_dir():
+                shutil.copytree(src, dest / top, ignore=skip)
+            else:
+                shutil.copyfile(src, dest / top)
     shutil.copyfile(Path(__file__).with_name("pytest_progress.py"), dest / f"{PROGRESS_MODULE}.py")
     return dest
 
@@ -115,7 +129,7 @@ def _artifact_stem(path: str) -> str:
     return path.replace("/", "__").removesuffix(".py")
 
 
-def _command(job: Job, opts: RunSetup, art: Path) -> tuple[list[str], Path]:
+def _command(job: Job, opts: RunSetup, out: Path) -> tuple[list[str], Path]:
     stem = _artifact_stem(job.path)
     if opts.mode == "script":
         cwd = (opts.root / opts.config.script_cwd).resolve()
@@ -130,8 +144,8 @@ def _command(job: Job, opts: RunSetup, art: Path) -> tuple[list[str], Path]:
         opts.python, "-m", "pytest", *targets,
         "-p", "pytest_jsonreport", "-p", "pytest_reportlog", "-p", PROGRESS_MODULE,
         "-p", "no:cacheprovider",
-        "--json-report", f"--json-report-file={art / (stem + '.json')}",
-        f"--report-log={art / (stem + '.jsonl')}",
+        "--json-report", f"--json-report-file={out / (stem + '.json')}",
+        f"--report-log={out / (stem + '.jsonl')}",
         "-q",
     ], opts.root  # fmt: skip
 
@@ -151,7 +165,7 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
 
 
 def _file_env(opts: RunSetup, plugin_dir: Path | None, progress_file: Path) -> dict:
-    env = scrubbed_env(os.environ, opts.config.env_drop, opts.config.env_keep)
+    env = tests_env(opts.config.env_drop, opts.config.env_keep)
     first = [str(plugin_dir)] if plugin_dir is not None else []
     if first or opts.pythonpath:
         path = (*first, *opts.pythonpath, env.get("PYTHONPATH"))
@@ -179,27 +193,36 @@ def _watch(tree: ProcessTree, job: Job, opts: RunSetup, limit: float, start: flo
         if now - start >= limit:
             return True
         if live is not None:
-            test = progress.current_test(progress_file)
+            test = progress.current_test(datafiles.tail(progress_file.parent, progress_file.name))
             live.show(progress.line(tag, job.path, now - start, job.est_time, test))
         elif now >= next_beat:
             say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
             next_beat += opts.heartbeat
 
 
+def _start(opts: RunSetup, cmd: list[str], cwd: Path, env: dict):
+    if opts.sandbox is None:
+        return ProcessTree(cmd, cwd, env)
+    pinned = [str(opts.out), str(opts.artifacts_dir)]
+    return opts.sandbox.start(cmd, cwd, env, checkout_of(opts.root), opts.grace, pinned)
+
+
 def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[str], None],
-             tag: str) -> FileResult:  # fmt: skip
+             tag: str, out: Path) -> FileResult:  # fmt: skip
+    """`out`: the folder the tests write their reports into (theirs: read back as data)."""
     art = opts.artifacts_dir
     stem = _artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
-    limit = opts.timeout_per_file or opts.config.timeout_for(job.est_time)
-    cmd, cwd = _command(job, opts, art)
-    progress_file = art / (stem + ".progress.jsonl")
+    datafiles.clear(out, NOBODY if opts.sandbox and opts.sandbox.root_user else None)
+    limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
+    cmd, cwd = _command(job, opts, out)
+    progress_file = out / (stem + ".progress.jsonl")
     env = _file_env(opts, plugin_dir, progress_file)
     say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
     log = open(art / (stem + ".log"), "w", encoding="utf-8")  # noqa: SIM115
     start = time.monotonic()
-    tree = ProcessTree(cmd, cwd, env)
+    tree = _start(opts, cmd, cwd, env)
     last: list[str] = []
     stream = opts.stream or sys.stdout
     live = progress.LiveLine(stream) if progress.is_live(stream) else None
@@ -222,37 +245,69 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
         live.clear()
     elif last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
-    result = file_result(job, opts, art, stem, tree.proc.returncode, kill, elapsed, kill_epoch)
+    refused = datafiles.collect(out, art, stem)
+    rc = getattr(tree, "returncode", tree.proc.returncode)
+    result = file_result(job, opts, art, stem, rc, kill, elapsed, kill_epoch)
     result.timeout = limit
+    for note in refused:
+        result.message = f"{result.message}; {note}" if result.message else note
     if interrupted is not None:
         result.status = "cancelled"
         how = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
         result.message = f"cancelled after {elapsed:.0f}s ({how})"
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
-        note = f"killed {len(stragglers)} leftover process(es) after the file ended"
+        # What a file leaves running holds GPUs and ports the next file needs: a failure.
+        names = getattr(tree, "leftover_names", [])
+        note = f"killed {len(stragglers)} leftover process(es) after the file ended" + (
+            f" ({', '.join(names)})" if names else ""
+        )
+        if result.status == "passed":
+            result.status = "failed"
         result.message = f"{result.message}; {note}" if result.message else note
     return result
 
 
-def _run_all(jobs, results: RunResults, opts: RunSetup, plugin_dir, say) -> None:
+def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) -> FileResult:
+    """The file's last attempt: with retries on, a retriable failure runs again."""
+    rules = opts.retry
+    attempt = 1
+    while True:
+        res = run_file(job, opts, plugin_dir, say, tag, out)
+        pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
+        tail = f" - {res.message}" if res.message else ""
+        say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
+            f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
+        log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
+        if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
+            for text in progress.log_tail(log):  # the output a terminal did not see live
+                say(f"    {text}")
+            say(f"    (full output: {log})")
+        if rules is None or attempt >= rules.max_attempts:
+            break
+        why = retry_reason(rules, res.status, "\n".join(read_lines(log)))
+        if why is None:
+            break
+        attempt += 1
+        say(f"{tag} RETRY {job.path}: {why}; attempt {attempt}/{rules.max_attempts} "
+            f"in {rules.wait:.0f}s")  # fmt: skip
+        time.sleep(rules.wait)
+    if attempt > 1:
+        note = f"attempt {attempt} of {rules.max_attempts}"
+        res.message = f"{res.message}; {note}" if res.message else note
+    return res
+
+
+def _run_all(jobs, results: RunResults, opts: RunSetup, plugin_dir, say, out: Path) -> None:
     stop = False
     for i, job in enumerate(jobs, 1):
         tag = f"[{i}/{len(jobs)}]"
         if stop:
             res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time,
-                             status="not-run", message="not run: --fail-fast")  # fmt: skip
+                             status="not-run", message="not run: an earlier file failed "
+                             "(--continue-on-error runs the rest)")  # fmt: skip
         else:
-            res = run_file(job, opts, plugin_dir, say, tag)
-            pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
-            tail = f" - {res.message}" if res.message else ""
-            say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
-                f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
-            if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
-                log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
-                for text in progress.log_tail(log):  # the output a terminal did not see live
-                    say(f"    {text}")
-                say(f"    (full output: {log})")
+            res = _attempts(job, opts, plugin_dir, say, tag, out)
             stop = opts.fail_fast and res.status != "passed"
         results.files.append(res)
         results.meta.finished_at = datetime.now(timezone.utc)
@@ -275,9 +330,11 @@ def run_jobs(
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
-        with tempfile.TemporaryDirectory(prefix="ci-budget-plugins-") as tmp, child_subreaper():
-            plugin_dir = prepare_plugin_dir(Path(tmp)) if opts.mode == "pytest" else None
-            _run_all(jobs, results, opts, plugin_dir, say)
+        with tempfile.TemporaryDirectory(prefix="ci-budget-run-") as tmp, child_subreaper():
+            box = opts.sandbox
+            lib, out = (box.lib, box.out) if box else (Path(tmp) / "lib", Path(tmp) / "out")
+            plugin_dir = prepare_plugin_dir(lib / "plugins") if opts.mode == "pytest" else None
+            _run_all(jobs, results, opts, plugin_dir, say, out)
     except Interrupted as exc:
         results.files.append(exc.result)
         say(f"CANCELLED {exc.result.path} - {exc.result.message}")

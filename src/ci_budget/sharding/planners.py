@@ -16,11 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ci_budget.history.model import History
-    from ci_budget.models import Registration
+from typing import Literal
 
 Algorithm = Literal["lpt", "best"]
 ALGORITHMS = ("lpt", "best")
@@ -272,22 +268,3 @@ def min_shards(
 def sglang_shards(total_s: float, timeout_s: float) -> int:
     """sglang's rule for a suite's shard count."""
     return max(1, math.ceil(total_s / (0.75 * timeout_s)))
-
-
-def weights_for(
-    registrations: Iterable[Registration], history: History | None = None
-) -> list[tuple[str, float]]:
-    """(file, seconds) per registration: measured p90 when the history has passing runs for
-    that file in that suite, else a seeded estimate where it has no sample, else est_time."""
-    out = []
-    for reg in registrations:
-        seconds = reg.est_time
-        if history is not None:
-            stats = history.stats(reg.file, reg.suite)
-            seeded = history.estimate(reg.file, reg.suite)
-            if stats.p90 is not None:
-                seconds = stats.p90
-            elif seeded is not None:  # a partition model's estimate, where nothing was measured
-                seconds = seeded
-        out.append((reg.file, float(seconds)))
-    return out

@@ -30,6 +30,7 @@ class Job:
     suite: str | None = None
     backend: str | None = None
     selection: list[str] = field(default_factory=list)  # "::Class", "::Class::test"
+    timeout: float | None = None  # per-file limit, seconds (the caller sets it)
 
 
 @dataclass
@@ -168,10 +169,13 @@ def select_jobs(
     backend: str | None = None,
     nightly: bool = False,
     resolve: Callable[[str], str] = lambda path: path,
+    order: Mapping[str, int] | None = None,
 ) -> Selection:
-    """Jobs in run order (longest first; a shard's in its planned order) and the disabled
-    files. Shards split by `weights` ((file, suite) -> seconds) where known, else est_time;
-    skipped files are reported by the first shard only."""
+    """Jobs in run order and the disabled files. A shard's jobs in its planned order; without a
+    partition, specs in the order given, suites in `order` (path -> rank: run_suite.py keeps
+    the order its glob found the files in), else longest first. Shards split by `weights`
+    ((file, suite) -> seconds) where known, else est_time; skipped files are reported by the
+    first shard only."""
     suites, specs = list(suites), list(specs)
     if not suites and not specs:
         raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
@@ -188,11 +192,16 @@ def select_jobs(
     weights = weights or {}
     keyed = {f"{j.path}\0{i:06d}": j for i, j in enumerate(jobs)}
     items = [(k, weights.get((j.path, j.suite), j.est_time)) for k, j in keyed.items()]
-    if partition is None:
-        order = [k for k, _ in sorted(items, key=lambda kv: (-kv[1], kv[0]))]
+    if partition is None and specs:
+        ranked = list(keyed)
+    elif partition is None and order is not None:
+        last = len(order)  # a file the glob did not find (another pattern's) goes after
+        ranked = sorted(keyed, key=lambda k: order.get(keyed[k].path, last))  # stable
+    elif partition is None:
+        ranked = [k for k, _ in sorted(items, key=lambda kv: (-kv[1], kv[0]))]
     else:
         index, count = partition
-        order = plan(items, count, algorithm)[index]
+        ranked = plan(items, count, algorithm)[index]
         if index != 0:
             skipped = []
-    return Selection([keyed[k] for k in order], skipped)
+    return Selection([keyed[k] for k in ranked], skipped)

@@ -70,11 +70,17 @@ def first_line(body: str) -> str:
     return text.strip().partition("\n")[0].rstrip("\r").strip()
 
 
-def parse_request(body: str, max_specs: int) -> Request | None:
-    """The command in `body`, or None when the comment gives none."""
+def parse_request(
+    body: str, max_specs: int, word: str = specs.COMMAND, foreign: tuple[str, ...] = ()
+) -> Request | None:
+    """The command in `body`, or None when the comment gives none. `word` is the run command as
+    configured (github.command: `/ci-budget-run` beside a handler of `/rerun-test`); `foreign`
+    are commands the repository's own workflows answer, never ci-budget."""
     words = first_line(body).split()
     name, at, sha = (words[0] if words else "").partition("@")
     args = words[1:]
+    if name in foreign:
+        return None
     if name in (TAG, TAG_AND_RERUN, RERUN_FAILED_CI):
         problems = [f"`{name}` takes no @SHA: it acts on the head"] if at else []
         extra = name != RERUN_FAILED_CI and "extra" in args
@@ -84,7 +90,7 @@ def parse_request(body: str, max_specs: int) -> Request | None:
     guard = parse_guard_command(body)
     if guard is not None:
         return Request(GUARD, guard.as_rerun(), guard=guard)
-    command = specs.parse_command(body, max_specs)
+    command = specs.parse_command(body, max_specs, word)
     return None if command is None else Request(specs.COMMAND, command)
 
 

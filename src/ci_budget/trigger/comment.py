@@ -84,14 +84,25 @@ class Ask:
 
 
 def issue_comment(payload, facts, registrations, config) -> Plan | Need:
+    plan = _issue_comment(payload, facts, registrations, config)
+    word = config.github.command
+    if word != specs.COMMAND and isinstance(plan, Plan):  # the answers spell its command
+        for key in ("reply", "reason"):
+            if text := getattr(plan, key):
+                setattr(plan, key, text.replace(specs.COMMAND, word))
+    return plan
+
+
+def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     action = get(payload, "action", str)
     body = get(payload, "comment.body", str)
     # Silent cases: not a new or edited comment, not a command, not on a PR, or from a bot.
     if action not in ("created", "edited"):
         return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
-    request = parse_request(body, config.github.max_specs)
+    github = config.github
+    request = parse_request(body, github.max_specs, github.command, tuple(github.foreign_commands))
     if request is None:
-        return Plan(reason="issue_comment: not a /rerun-test command")
+        return Plan(reason=f"issue_comment: not a {github.command} command")
     issue = get(payload, "issue", dict)
     number = get(payload, "issue.number", int)
     if not issue.get("pull_request"):

@@ -105,6 +105,7 @@ def spec_rows(
             runs_on=list(config.runner(name).runs_on),
             specs=found,
             partition="0/1",
+            install=config.runner(name).install,
         )
         for name, found in by_config.items()
     ]

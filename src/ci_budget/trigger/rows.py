@@ -21,6 +21,11 @@ def shard_count(
     return suite_shards(regs[0].suite, regs, config, weights).size
 
 
+def _install(config: Config, name: str) -> str | None:
+    runner = config.runner(name)
+    return runner.install if runner is not None else None
+
+
 def suite_rows(
     registrations: Sequence[Registration],
     config: Config,
@@ -43,6 +48,7 @@ def suite_rows(
                     backend=p.backend,
                     partition=f"{i}/{p.size}",
                     max_parallel=p.max_parallel,
+                    install=_install(config, p.runner_config),
                 )
             )
     return rows, notes

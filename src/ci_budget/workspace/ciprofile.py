@@ -19,12 +19,15 @@ def detect(root: Path) -> sglang.Profile | None:
     ci-budget's own defaults, as for any other repository)."""
     if not any((root / rel).is_file() for rel in sglang.MARKERS):
         return None
-    texts = {rel: _read(root, rel) for rel in (*sglang.MARKERS, sglang.PR_TEST)}
+    texts = {
+        rel: _read(root, rel)
+        for rel in (*sglang.MARKERS, sglang.PR_TEST, sglang.RUN_SUITE, sglang.CI_UTILS)
+    }
     for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
         texts[rel] = _read(root, rel)
-    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])
     workflows = {}
-    if names:
-        for path in sorted((root / ".github" / "workflows").glob("*.y*ml")):
-            workflows[path.name] = _read(root, path.relative_to(root).as_posix()) or ""
+    for path in sorted((root / ".github" / "workflows").glob("*.y*ml")):
+        rel = path.relative_to(root).as_posix()
+        workflows[path.name] = texts[rel] = texts.get(rel) or _read(root, rel) or ""
+    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])
     return sglang.build(texts, sglang.sentinel_values(names, workflows))

@@ -135,6 +135,20 @@ def discover(root: Path, config: Config) -> list[str]:
     return sorted(rel for rel in found if not _excluded(rel, config))
 
 
+def directory_order(root: Path, config: Config) -> dict[str, int]:
+    """path -> rank in the order `glob.glob(..., recursive=True)` finds the test files, pattern
+    after pattern: the order sglang's run_suite.py runs a suite in when it is not sharded."""
+    import glob
+
+    base = str(root)
+    found: dict[str, int] = {}
+    for pattern in config.test_globs:
+        for path in glob.glob(os.path.join(base, pattern), recursive=True):
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            found.setdefault(rel, len(found))
+    return found
+
+
 def scan_files(
     root: Path, rels: Iterable[str], config: Config, *, full: bool = False, jobs: int | None = None
 ) -> RegistryScan:

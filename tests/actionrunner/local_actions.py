@@ -1,0 +1,128 @@
+"""The harness's own `actions/checkout`, `upload-artifact`, `download-artifact` and `cache` (see
+runner's docstring for what each stands for), as a part of Runner."""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .runner import _JobState
+
+
+class LocalActions:
+    """Needs the Runner's origin, github, artifacts, run_artifacts and caches."""
+
+    def _checkout(self, with_: dict, job: _JobState) -> str:
+        dest = job.workspace / with_.get("path", "")
+        if dest.exists() and any(dest.iterdir()):
+            shutil.rmtree(dest)
+        subprocess.run(["git", "clone", "-q", str(self.origin), str(dest)], check=True)
+        event = self.github["event"]
+        ref = with_.get("ref") or ""
+        if not ref and self.github["event_name"] == "pull_request":
+            ref = event["pull_request"]["head"]["sha"]  # GitHub: the merge commit
+        if not ref:
+            ref = self.github["sha"]
+        if str(ref).startswith("refs/"):  # refs/pull/N/head: not in a plain clone's refs
+            subprocess.run(["git", "-C", str(dest), "fetch", "-q", "origin", ref], check=True)
+            ref = "FETCH_HEAD"
+        subprocess.run(["git", "-C", str(dest), "checkout", "-q", ref], check=True)
+        head = subprocess.run(
+            ["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        return head
+
+    def _upload(self, with_: dict, job: _JobState) -> str:
+        name = str(with_["name"])
+        store = self.artifacts / name
+        if store.exists():
+            raise RuntimeError(f"artifact {name!r} uploaded twice (v4 rejects that)")
+        found = []
+        for line in str(with_["path"]).splitlines():
+            if line.strip():
+                pattern = line.strip()
+                base = Path(pattern) if Path(pattern).is_absolute() else job.workspace / pattern
+                found += [Path(p) for p in _glob(base)]
+        if not found:
+            if with_.get("if-no-files-found", "warn") == "error":
+                raise RuntimeError(f"artifact {name!r}: no files")
+            return f"warning: no files for artifact {name!r}"
+        store.mkdir(parents=True)
+        for path in found:  # a folder uploads its files (the only shape the workflows use)
+            for f in sorted(path.iterdir()) if path.is_dir() else [path]:
+                shutil.copy2(f, store / f.name)
+        return f"uploaded {[p.name for p in found]} as {name!r}"
+
+    def _download(self, with_: dict, job: _JobState) -> str:
+        dest = Path(str(with_.get("path", ".")))
+        dest = dest if dest.is_absolute() else job.workspace / dest
+        pattern = with_.get("pattern") or with_.get("name") or "*"
+        store = self.artifacts
+        if with_.get("run-id"):  # another run's artifacts (needs a token, as on GitHub)
+            if not with_.get("github-token"):
+                raise RuntimeError("download-artifact: run-id needs github-token")
+            store = self.run_artifacts[str(with_["run-id"])]
+        names = sorted(p.name for p in store.iterdir() if fnmatch.fnmatch(p.name, pattern))
+        if with_.get("name") and not names:
+            raise RuntimeError(f"artifact {with_['name']!r} not found")
+        for name in names:
+            # v4: one artifact by name lands in `path` itself; a pattern, in a folder per name
+            single = with_.get("name") and not with_.get("pattern")
+            target = dest if with_.get("merge-multiple") or single else dest / name
+            target.mkdir(parents=True, exist_ok=True)
+            for f in (store / name).iterdir():
+                shutil.copy2(f, target / f.name)
+        return f"downloaded {names}"
+
+    def _cache_scopes(self) -> list[str]:
+        """Where a run may restore from: its own ref, and for a PR the base branch (GitHub's
+        cache isolation); it saves into its own ref's scope only."""
+        ref = str(self.github.get("ref") or "refs/heads/main")
+        event = self.github["event"]
+        base = (event.get("pull_request") or {}).get("base", {}).get("ref")
+        return [ref] + ([f"refs/heads/{base}"] if base else [])
+
+    def _cache_restore(self, with_: dict, job: _JobState) -> tuple[str, str]:
+        path = Path(str(with_["path"]))
+        key = str(with_["key"])
+        prefixes = [k.strip() for k in str(with_.get("restore-keys", "")).splitlines() if k.strip()]
+        hit, log = "false", f"cache not found for {key}"
+        for scope in self._cache_scopes():
+            store = self.caches / scope.replace("/", "_")
+            found = [store / key] if (store / key).is_dir() else []
+            for prefix in prefixes:
+                newest = sorted(store.glob(_glob_escape(prefix) + "*"), key=_age)
+                found += newest
+            if found:
+                hit = "true" if found[0].name == key else "false"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(found[0] / path.name, path)
+                log = f"restored {found[0].name} from {scope}"
+                break
+        job.post.append(lambda: self._cache_save(path, key, hit))
+        return hit, log
+
+    def _cache_save(self, path: Path, key: str, hit: str) -> str:
+        store = self.caches / self._cache_scopes()[0].replace("/", "_") / key
+        if hit == "true" or store.exists() or not path.is_file():
+            return f"not saved: {key}"
+        store.mkdir(parents=True)
+        shutil.copy2(path, store / path.name)
+        return f"saved {key}"
+
+
+def _age(path: Path) -> int:
+    return -path.stat().st_mtime_ns  # newest first, as restore-keys pick
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def _glob(path: Path) -> list[str]:
+    return sorted(p for p in glob.glob(str(path)) if Path(p).is_file() or Path(p).is_dir())
