@@ -253,7 +253,7 @@ def test_history_add_of_a_bad_file_creates_no_store(tmp_path, capsys):
     rc, out, err = cli(capsys, "history", "add", str(bad), "--history", str(store))
     assert rc == 2 and not store.exists()
     assert out == f"{store}: not created (no results file could be read)\n"
-    assert "bad.json: no schema_version" in err
+    assert "bad.json: neither a ci-budget results file" in err
 
 
 def test_history_import_of_a_log_named_by_its_user_needs_a_suite(tmp_path, capsys):
