@@ -44,18 +44,19 @@ def _children_cpu() -> float:
 def full_parse_report(checkout: Path, base: str) -> dict:
     """The static report from a full parse of both trees: the reference both paths must equal."""
     from ci_budget.app.settings import Settings
-    from ci_budget.app.tables import table_rows
     from ci_budget.budget.diff import build_static
     from ci_budget.registry.parse import merge, scan_source
-    from ci_budget.workspace.git import changed_files, files_at
+    from ci_budget.workspace.git import changed_files, list_files, read_blobs, resolve
+    from ci_budget.workspace.guards import guard_files
 
     settings = Settings(checkout)
     config = settings.config
-    commit, blobs = files_at(checkout, base, config)
+    commit = resolve(checkout, base)
+    blobs = read_blobs(checkout, commit, list_files(checkout, commit, config))
     head_files = discover(checkout, config)
     changed = changed_files(checkout, commit)
     py = [rel for rel in changed if rel.endswith(".py") and (checkout / rel).is_file()]
-    rows, problems = table_rows(settings, py)
+    rows, problems, _ = guard_files(checkout, py, config)
     report = build_static(
         merge(scan_source(blobs[rel], rel, config) for rel in sorted(blobs)),
         merge(scan_source((checkout / rel).read_bytes(), rel, config) for rel in head_files),

@@ -41,7 +41,7 @@ GATES = {
     "ci_budget.trigger.guard_command": {
         "parse_guard_command", "check_ref", "GuardCommand.as_rerun", "guard_plan",
     },
-    "ci_budget.trigger.rows": {"suite_rows", "shard_count"},
+    "ci_budget.trigger.rows": {"suite_rows"},
     "ci_budget.registry.specs": {
         "parse_command", "check_spec", "split_spec", "resolve", "Registry.usable",
         "Registry.find", "Registry.runner_configs", "Registry.__init__",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_budget.arch.docstrings import parse_source
 from ci_budget.arch.flags import (
     FIXED_NONZERO,
     NO_COLUMN,
@@ -13,13 +14,11 @@ from ci_budget.arch.flags import (
     SILENT_ALL,
     UNVERIFIED,
     arch_mismatch,
-    attach_measured,
     flag_rows,
-    match_row,
-    parse_source,
     prose_arch,
 )
-from ci_budget.arch.table import normalize_arch, parse_cell
+from ci_budget.arch.match import attach_measured, match_row
+from ci_budget.arch.names import normalize_arch, parse_cell
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchRow,
@@ -30,7 +29,7 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.models import TestTiming as Timing
-from ci_budget.workspace.guards import rows_for_files
+from ci_budget.workspace.guards import guard_files
 
 FIXTURES = Path(__file__).parent / "fixtures" / "arch"
 SGLANG = "test_unified_radix_cache_kl_hybrid_bitexact.py"
@@ -47,7 +46,7 @@ def cells(row: ArchRow) -> dict[str, str]:
 
 
 def test_sglang_golden():
-    rows, problems = rows_for_files(FIXTURES, [SGLANG], Config())
+    rows, problems = guard_files(FIXTURES, [SGLANG], Config())[:2]
     assert problems == []
     got = [
         (r.line, r.table_line, r.group, r.case, cells(r), r.fixed.raw, r.ci_arch, r.flags)
@@ -78,7 +77,7 @@ def test_sglang_golden():
 def test_ci_arch_from_prose_hint_when_unregistered(tmp_path):
     doc = (FIXTURES / SGLANG).read_text().split('"""')[1]
     (tmp_path / "t.py").write_text(f'"""{doc}"""\n')
-    rows, _ = rows_for_files(tmp_path, ["t.py"], Config())
+    rows, _ = guard_files(tmp_path, ["t.py"], Config())[:2]
     assert {r.ci_arch for r in rows} == {"sm90"}
     assert prose_arch("CI runs `4-gpu-b200` nightly.", Config()) == "sm100"
     assert prose_arch("CI runs `1-gpu-large`, which is SM100.", Config()) == "sm100"
@@ -87,10 +86,10 @@ def test_ci_arch_from_prose_hint_when_unregistered(tmp_path):
 
 def test_explicit_ci_arch_overrides_and_missing_column(tmp_path):
     (tmp_path / SGLANG).write_text((FIXTURES / SGLANG).read_text())
-    rows, _ = rows_for_files(tmp_path, [SGLANG], Config(), "B200")
+    rows, _ = guard_files(tmp_path, [SGLANG], Config(), "B200")[:2]
     assert rows[0].ci_arch == "sm100" and rows[0].flags == []
     assert rows[2].flags == [SILENT_ALL]
-    rows, _ = rows_for_files(tmp_path, [SGLANG], Config(), "sm120")
+    rows, _ = guard_files(tmp_path, [SGLANG], Config(), "sm120")[:2]
     assert all(NO_COLUMN in r.flags for r in rows)
 
 
@@ -243,7 +242,7 @@ def _results(arch: str | None, cases: list[tuple[str, dict]], path: str = "") ->
 
 
 def test_attach_measured_by_the_rule_and_explicit_case():
-    rows, _ = rows_for_files(FIXTURES, [SGLANG], Config())
+    rows, _ = guard_files(FIXTURES, [SGLANG], Config())[:2]
     p = f"test/registered/{SGLANG}"
     res = _results(
         "sm90",
@@ -290,6 +289,20 @@ def test_match_row_rule_mapping_and_case():
     assert [r.case for r in match_row(rows, "f::T::test_y", "Test_X")] == ["test_x"]
 
 
+def test_a_parametrized_test_with_double_colons_in_its_id_measures_its_row():
+    """`[a::b]` parameters are not class or test names: the row is the test function's."""
+    rows = [ArchRow(file="t.py", line=1, case=c) for c in ("test_case", "lazy test_case")]
+    classes = {"TestKL", "TestKLLazy"}
+    found = match_row(rows, "t.py::TestKL::test_case[a::b]", None, classes)
+    assert [r.case for r in found] == ["test_case"]
+    found = match_row(rows, "t.py::TestKLLazy::test_case[x::y/z]", None, classes)
+    assert [r.case for r in found] == ["lazy test_case"]
+    mapping = {"test_case": "TestKL::test_case"}
+    assert [r.case for r in match_row(rows, "t.py::TestKL::test_case[a::b]", mapping=mapping)] == [
+        "test_case"
+    ]
+
+
 def test_a_row_two_tests_claim_is_listed_not_filled():
     rows = [ArchRow(file="f.py", line=1, case="test_x")]
     res = _results("sm90", [("f.py::TestA::test_x", {"avg_kl_div": 1.0}),
@@ -312,7 +325,7 @@ def test_arch_mismatch():
 
 
 def test_markdown_fill_changes_only_that_cell():
-    from ci_budget.arch.flags import fill_source
+    from ci_budget.arch.fill import fill_source
 
     rows, _, _ = parse_source(MARKDOWN, "t.py", AMAP)
     rows[1].measured["sm90"] = 1.5e-06

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci_budget.arch.flags import parse_source
+from ci_budget.arch.docstrings import parse_source
 from ci_budget.cli import main
 from ci_budget.config import Config
 from ci_budget.models import ClassTiming, FileResult, GpuInfo, RunMeta, RunResults
@@ -113,6 +113,25 @@ def test_arch_table_fill_round_trip_and_write(tmp_path, capsys):
     assert by_case[("#34184", "test_logprobs_match")].reverted["sm100"].raw == "5.58e-07"
     line = after.split("\n")[21]
     assert line.index("7.25e-06") + len("7.25e-06") == before.split("\n")[21].index("n/a") + 3
+
+
+def test_arch_table_write_keeps_every_byte_it_does_not_change(tmp_path, capsys):
+    """A CRLF file stays CRLF: it is written as the LF file is, but for its line endings."""
+    written = {}
+    for name, ending in (("lf", b"\n"), ("crlf", b"\r\n")):
+        (tmp_path / name).mkdir()
+        root = repo(tmp_path / name)
+        lf = (root / REL).read_bytes()
+        (root / REL).write_bytes(lf.replace(b"\n", ending))
+        (root / REL).chmod(0o750)
+        res = results(tmp_path / name, "sm90", {"TestKLLazy::test_prefill_cache_hit": 7.25e-06})
+        argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
+        assert main(argv + ["--reverted", "--write"]) == 0
+        written[name] = (root / REL).read_bytes()
+        assert (root / REL).stat().st_mode & 0o777 == 0o750  # replaced whole, mode kept
+        assert [p.name for p in (root / REL).parent.iterdir()] == [Path(REL).name]
+    assert b"7.25e-06" in written["lf"] and written["lf"] != lf
+    assert written["crlf"] == written["lf"].replace(b"\n", b"\r\n")
 
 
 NARROW = '''"""Guard with narrow columns.

@@ -276,4 +276,4 @@ def test_timeout_note_does_not_repeat_the_runner_message():
     assert line.message.count("timed out after") == 1
     assert line.message.endswith("est_time=2160 is a lower bound (the real run time is unknown)")
     bare = one(790, 1800.0, "timeout", timeout=1800.0)  # results from elsewhere: say it once
-    assert bare.message.startswith("timed out after 1800s; est_time=2160")
+    assert bare.message.startswith("timed out after 1,800s; est_time=2160")

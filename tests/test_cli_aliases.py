@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ci_budget.cli import main
+from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.runner.outcome import timings_block, write_results
+from ci_budget.runner.outcome import write_results
 
 SUITE = "base-b-test-1-gpu-large"
 FILE = "test/registered/test_a.py"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.workspace.guards import rows_for_files
+from ci_budget.workspace.guards import guard_files
 from ci_budget.workspace.project import load_config
 from ci_budget.workspace.scan import scan_tree
 
@@ -117,7 +117,7 @@ def test_reverted_fix_turns_guards_red(tmp_path, bug):
     assert "KL(uncached || cached) = " in proc.stdout
 
     # The docstring table's stand-in column holds exactly what this run measured.
-    rows, problems = rows_for_files(EXAMPLE, [GUARDS], load_config(EXAMPLE))
+    rows, problems = guard_files(EXAMPLE, [GUARDS], load_config(EXAMPLE))[:2]
     assert problems == []
     table = {row.case: row for row in rows if row.group == f"#{bug}"}
     for case, (_, kl) in measured.items():

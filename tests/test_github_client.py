@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN, PAT_TOKEN, READONLY_TOKEN
 
+from ci_budget.app.errors import AppError
+from ci_budget.app.settings import Settings
+from ci_budget.app.sink import Sink
 from ci_budget.config import Config
-from ci_budget.github.client import (
-    GitHubClient,
-    GitHubError,
-    ReadOnlyToken,
-    client_from_env,
-)
-from ci_budget.github.post import post_report, pr_from_event
+from ci_budget.github.client import GitHubClient, client_from_env
+from ci_budget.github.events import EventError
+from ci_budget.github.retry import GitHubError, ReadOnlyToken
+from ci_budget.github.sticky import upsert
 
 WEBHOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 
@@ -114,7 +114,7 @@ def test_429_honours_retry_after(github_standin):
     github_standin.add_pull(4)
     github_standin.too_many_requests("issues/list-comments", retry_after=3)
     client, sleeps = make(github_standin, comment_login=BOT_LOGIN)
-    result = client.upsert_sticky(4, "run", "report")
+    result = upsert(client, 4, "run", "report")
     assert sleeps == [3.0]
     assert result.action == "created" and result.calls == 4 == client.calls
 
@@ -134,7 +134,7 @@ def test_wait_longer_than_cap_fails_clearly(github_standin):
     client, sleeps = make(github_standin, rate_limit_cap=60)
     with pytest.raises(GitHubError) as err:
         client.pull(4)
-    assert "120 s" in str(err.value) and "cap of 60 s" in str(err.value)
+    assert "120s" in str(err.value) and "cap of 60s" in str(err.value)
     assert sleeps == [] and client.calls == 1
 
 
@@ -203,7 +203,7 @@ def test_action_tells_the_default_token_identity_through_the_environment(github_
         "CI_BUDGET_COMMENT_LOGIN": BOT_LOGIN,  # what action.yml sets for github.token
     }
     client = client_from_env(env, token=INSTALLATION_TOKEN, config=Config())
-    result = client.upsert_sticky(7, "run", "new")
+    result = upsert(client, 7, "run", "new")
     assert (result.action, result.comment_id, result.calls) == ("updated", old, 2)
     assert "graphql" not in [c["op"] for c in github_standin.calls()]
 
@@ -218,38 +218,46 @@ def _event(tmp_path, name, mutate=None):
     return {"GITHUB_EVENT_PATH": str(path), "GITHUB_EVENT_NAME": name.split(".")[0]}
 
 
+def _pr(env) -> int:
+    return Settings(environ=env).pr_number()
+
+
 def test_pr_number_from_each_event(tmp_path):
-    assert pr_from_event(_event(tmp_path, "pull_request.opened.payload.json")) == 2
-    assert (
-        pr_from_event(_event(tmp_path, "issue_comment.created.on-pull-request.payload.json")) == 1
-    )
+    assert _pr(_event(tmp_path, "pull_request.opened.payload.json")) == 2
+    assert _pr(_event(tmp_path, "issue_comment.created.on-pull-request.payload.json")) == 1
     with_prs = "workflow_run.completed.with-pull-requests.payload.json"
     expected = json.loads((WEBHOOKS / with_prs).read_text())["workflow_run"]["pull_requests"][0][
         "number"
     ]
-    assert pr_from_event(_event(tmp_path, with_prs)) == expected
-    with pytest.raises(GitHubError, match="not a pull request"):
-        pr_from_event(_event(tmp_path, "issue_comment.created.payload.json"))
-    with pytest.raises(GitHubError, match="pull_requests is empty"):
-        pr_from_event(_event(tmp_path, "workflow_run.completed.payload.json"))
-    with pytest.raises(GitHubError, match="no pull_request, issue or workflow_run"):
-        pr_from_event(_event(tmp_path, "workflow_dispatch.payload.json"))
-    with pytest.raises(GitHubError, match="--pr"):
-        pr_from_event({})
+    assert _pr(_event(tmp_path, with_prs)) == expected
+    with pytest.raises(EventError, match="not a pull request"):
+        _pr(_event(tmp_path, "issue_comment.created.payload.json"))
+    with pytest.raises(EventError, match="pull_requests is empty"):
+        _pr(_event(tmp_path, "workflow_run.completed.payload.json"))
+    with pytest.raises(EventError, match="no pull_request, issue or workflow_run"):
+        _pr(_event(tmp_path, "workflow_dispatch.payload.json"))
+    with pytest.raises(EventError, match="--pr"):
+        _pr({})
 
 
-def test_post_report_from_event_never_prints_the_token(github_standin, tmp_path, capsys):
+def test_post_from_event_never_prints_the_token(github_standin, tmp_path, capsys):
     github_standin.add_pull(2)
     env = _event(tmp_path, "pull_request.opened.payload.json")
     env.update(GITHUB_REPOSITORY=github_standin.state.repo, GITHUB_API_URL=github_standin.url,
                GITHUB_TOKEN=INSTALLATION_TOKEN)  # fmt: skip
-    first = post_report("## budget\nall fine", kind="run", env=env)
-    second = post_report("## budget\nstill fine", kind="run", env=env)
+    sink = Sink(Settings(environ=env, config=Config()))
+    for body in ("## budget\nall fine", "## budget\nstill fine"):
+        sink.post(body, kind="run", pr=None, what="the comment", where="in a file")
     out = capsys.readouterr()
-    assert (first.action, second.action) == ("created", "updated")
-    assert first.comment_id == second.comment_id
-    assert f"updated the run comment {first.comment_id} on {github_standin.state.repo}#2" in out.out
-    assert INSTALLATION_TOKEN not in out.out + out.err
     [comment] = github_standin.comments(2)
+    assert f"created the run comment {comment.id} on {github_standin.state.repo}#2" in out.out
+    assert f"updated the run comment {comment.id} on {github_standin.state.repo}#2" in out.out
+    assert INSTALLATION_TOKEN not in out.out + out.err
     assert comment.body == "<!-- ci-budget:run -->\n## budget\nstill fine"
     assert comment.login == BOT_LOGIN
+    env["GITHUB_API_URL"] = "http://127.0.0.1:9"  # nothing listens: the failure masks the token
+    with pytest.raises(AppError, match=r"posting the comment failed: .*\(in a file\)") as err:
+        Sink(Settings(environ=env, config=Config())).post(
+            "x", kind="run", pr=2, what="the comment", where="in a file"
+        )
+    assert INSTALLATION_TOKEN not in str(err.value)

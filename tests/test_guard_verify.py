@@ -12,7 +12,8 @@ from test_guard_printed import REL, cells, standin_repo
 
 from ci_budget.cli import main
 from ci_budget.models import GuardVerification
-from ci_budget.workspace.revert import RevertError, head_worktree, revert
+from ci_budget.workspace.git import GitError
+from ci_budget.workspace.revert import head_worktree, revert
 
 STATE = "standin_state.py"
 
@@ -56,20 +57,45 @@ def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypa
     assert git(root, "status", "--porcelain") == f"M {REL}"  # only the table was written
 
 
+@pytest.mark.slow
+def test_verify_write_keeps_a_crlf_file_crlf(tmp_path, monkeypatch, capsys):
+    """`--write` changes the filled cells and nothing else: every line still ends in CRLF."""
+    monkeypatch.delenv("STANDIN_STATE", raising=False)
+    monkeypatch.setenv("STANDIN_ARCH", "sm90")
+    root = standin_repo(tmp_path)
+    lf = (root / REL).read_bytes()
+    (root / REL).write_bytes(lf.replace(b"\n", b"\r\n"))
+    state = (root / REL).parent / STATE
+    state.write_text('REVERTED = "34184"\n')
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Guard with the bug")
+    state.write_text("REVERTED = None\n")
+    git(root, "commit", "-qam", "Fix #34184: save the state at the prefix end")
+    monkeypatch.chdir(root)
+    argv = ["guard", "verify", REL, "--revert", "HEAD", "--arch", "sm90",
+            "--python", sys.executable, "--write"]  # fmt: skip
+    assert main(argv) == 0
+    after = (root / REL).read_bytes()
+    assert after != lf.replace(b"\n", b"\r\n")  # the table was filled
+    assert after.count(b"\r\n") == lf.count(b"\n") and b"\n" not in after.replace(b"\r\n", b"")
+    assert "3.90e-06" in after.decode()
+
+
 def test_a_revert_that_conflicts_names_the_file_and_leaves_no_worktree(tmp_path):
     root, fix = guard_repo(tmp_path)
     state = (root / REL).parent / STATE
     state.write_text("REVERTED = False\n")
     git(root, "commit", "-qam", "Later change on the same line")
-    with pytest.raises(RevertError, match=f"conflict in {REL.rsplit('/', 1)[0]}/{STATE}"):
+    with pytest.raises(GitError, match=f"conflict in {REL.rsplit('/', 1)[0]}/{STATE}"):
         with head_worktree(root) as tree:
             revert(tree, fix, root)
     patch = tmp_path / "fix.patch"
     patch.write_text(git(root, "show", fix, "--format=") + "\n")
-    with pytest.raises(RevertError, match=f"{STATE}"):
+    with pytest.raises(GitError, match=f"{STATE}"):
         with head_worktree(root) as tree:
             revert(tree, str(patch), root)
-    with pytest.raises(RevertError, match="neither a patch file nor a commit"):
+    with pytest.raises(GitError, match="neither a patch file nor a commit"):
         with head_worktree(root) as tree:
             revert(tree, "no-such-ref", root)
     assert git(root, "worktree", "list").count("\n") == 0

@@ -128,7 +128,7 @@ def test_cli_add_show(tmp_path: Path):
     chart = _cli("history", "show", store, "--format", "markdown", "--file", "test/a.py",
                  cwd=tmp_path)  # fmt: skip
     assert chart.returncode == 0, chart.stderr
-    assert "| 603 s | 601 s | 603 s | 4 | 4 |" in chart.stdout
+    assert "| 603s | 601s | 603s | 4 | 4 |" in chart.stdout
     assert '"01-01", "01-02", "01-03", "01-04"' in chart.stdout  # each run on its date
     assert "bar [600.0, 601.0, 602.0, 603.0]" in chart.stdout
     assert "line [600, 600, 600, 600]" in chart.stdout  # the est_time each run had

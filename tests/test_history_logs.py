@@ -15,8 +15,9 @@ from synthlogs import Ran, job_log
 
 from ci_budget.app.import_runs import Progress
 from ci_budget.history.imports import JobInfo, add_job, model_estimates, partition_sizes, seed
-from ci_budget.history.logs import job_suite, parse_log
+from ci_budget.history.logs import job_suite, parse_log, timings_block
 from ci_budget.history.model import History
+from ci_budget.models import FileResult
 from ci_budget.sharding.model import PlanNumbers, parse_model
 from ci_budget.workspace.history_store import load_history
 
@@ -27,6 +28,21 @@ A, B, C = (f"test/registered/x/test_{n}.py" for n in "abc")
 
 def _parse(text: str):
     return parse_log(text.splitlines())
+
+
+def test_the_block_run_writes_is_the_block_import_reads():
+    files = [
+        FileResult(path=A, status="passed", elapsed=12.34),
+        FileResult(path=B, status="failed", elapsed=3.0),
+        FileResult(path=C, status="not-run"),
+    ]
+    log = "python3 run_suite.py --suite base-b-test-1-gpu-large\n" + timings_block(files)
+    found = _parse(log)
+    assert found.problems == [] and found.blocks == 1
+    assert [(e.file, e.status, e.elapsed, e.suite) for e in found.entries] == [
+        (A, "passed", 12.0, SUITE),  # whole seconds, as run_suite.py writes them
+        (B, "failed", 3.0, SUITE),
+    ]
 
 
 def test_block_with_timestamps_retries_and_a_timeout():

@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers.sharding import shard_count
+
 from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
-from ci_budget.trigger.rows import shard_count
 from ci_budget.workspace.history_store import save_history
 
 SUITE = "base-b-test-1-gpu-large"

@@ -265,7 +265,7 @@ def test_the_store_feeds_report_suggest_and_plan_on_the_first_pr(imported, tmp_p
 
     report = cli("diff", "--base", base, "--history", str(store), "--format", "markdown")
     assert report.returncode == 0, report.stderr
-    assert "790 s budget, p90 measured 661 s over the last 30 passing run(s)" in report.stdout
+    assert "790s budget, p90 measured 661s over the last 30 passing run(s)" in report.stdout
     suggest = cli("history", "suggest", "--history", str(store))
     assert suggest.returncode == 0, suggest.stderr
     assert f"{R}test_1.py" in suggest.stdout  # measured under 150 s against a budget of 300 s

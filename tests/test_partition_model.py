@@ -5,9 +5,10 @@ est_time), and `run` / `plan` / the static report using it."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ci_budget.history.model import History
+from ci_budget.history.model import History, JobWall, Sample
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
 from ci_budget.sharding.model import PlanNumbers, parse_model
 from ci_budget.workspace.model_file import read_model
@@ -70,6 +71,34 @@ def test_per_file_rule_model_then_p90_then_est_time():
     assert numbers.seconds("c.py", SUITE, 10) == (10.0, "est_time")
     assert numbers.wall(SUITE, 1000) == 1160.0  # 1.1 x 1000 + 60
     assert PlanNumbers().weights([_reg("a.py", 7)]) == {("a.py", SUITE): 7.0}
+
+
+def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
+    """The predicted shard wall with job walls in the history (the rule the backtest on
+    sglang's runs picks, docs/performance.md): each file's p50 over its newest 3 passing runs
+    (else its planned seconds) + the suite's median wall - Σ elapsed; a model's fit wins."""
+
+    def day(d: int) -> datetime:
+        return datetime(2026, 6, d, tzinfo=UTC)
+
+    history = History()
+    for d, elapsed in enumerate([900, 850, 800, 100, 120], start=1):  # a.py got faster
+        history.add_sample("a.py", SUITE, Sample(run=f"r{d}", elapsed=elapsed, status="passed",
+                                                 date=day(d)))  # fmt: skip
+    history.add_sample("a.py", SUITE, Sample(run="r9", elapsed=5, status="failed", date=day(9)))
+    # no job walls yet: Σ planned seconds (a.py's p90, 900 s), no overhead
+    assert PlanNumbers(history=history).shard_wall(SUITE, [("a.py", 10)]) == 900
+    for d, wall in enumerate([400, 350, 330], start=1):  # overheads 100, 50, 30
+        history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=day(d)))
+    assert history.recent_p50("a.py", SUITE) == 120  # 800, 100, 120 (not 800: p50 of all 5)
+    assert history.stats("a.py", SUITE).p50 == 800 and history.overhead(SUITE) == 50
+    numbers = PlanNumbers(history=history)
+    # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead
+    assert numbers.shard_wall(SUITE, [("a.py", 10), ("b.py", 40)]) == 120 + 40 + 50
+    assert numbers.predicts_with(SUITE) == "history"
+    model, _ = parse_model({"fit": {SUITE: {"coeff": 1.1, "bias": 60}}})
+    fitted = PlanNumbers(model=model, history=history)  # a.py plans on its p90, 900 s
+    assert fitted.shard_wall(SUITE, [("a.py", 10)]) == 1.1 * 900 + 60
 
 
 def _shard0(root: Path, tmp_path: Path, *extra: str) -> tuple[list[str], str]:

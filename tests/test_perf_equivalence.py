@@ -233,10 +233,10 @@ def _pr_repo(tmp_path: Path) -> tuple[Path, str]:
 def _full_parse_report(repo: Path, sha: str, settings):
     from ci_budget.budget.diff import build_static
     from ci_budget.registry.parse import merge, scan_source
-    from ci_budget.workspace.git import files_at
+    from ci_budget.workspace.git import list_files, read_blobs
 
     config = settings.config
-    blobs = files_at(repo, sha, config)[1]
+    blobs = read_blobs(repo, sha, list_files(repo, sha, config))
     base_full = merge(scan_source(blobs[rel], rel, config) for rel in sorted(blobs))
     head_files = sorted(p.relative_to(repo).as_posix() for p in (repo / T).rglob("*.py"))
     head_full = merge(scan_source((repo / rel).read_bytes(), rel, config) for rel in head_files)

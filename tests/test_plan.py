@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan, Registration
 from ci_budget.trigger.decide import Facts, Need, decide, split_list
-from ci_budget.trigger.rows import shard_count
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"

@@ -7,6 +7,7 @@ import math
 import random
 
 import pytest
+from helpers.sharding import sglang_shards
 
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, Registration, RunMeta, RunResults
@@ -18,7 +19,6 @@ from ci_budget.sharding.planners import (
     min_shards,
     parse_partition,
     plan,
-    sglang_shards,
 )
 
 

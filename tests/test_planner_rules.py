@@ -5,6 +5,7 @@ unnoticed), with the shard-count and partition rules at their boundaries."""
 from __future__ import annotations
 
 import pytest
+from helpers.sharding import sglang_shards
 
 from ci_budget.sharding import planners
 from ci_budget.sharding.model import PlanNumbers
@@ -16,7 +17,6 @@ from ci_budget.sharding.planners import (
     min_shards,
     parse_partition,
     plan,
-    sglang_shards,
 )
 
 

@@ -133,7 +133,7 @@ def test_actions_sinks(tree):
     commands = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert commands == [
         "::error file=test/registered/test_slow.py,line=3,title=timed out::timed out after "
-        "1800s of 600s budget; suggest est_time>=2160 (a lower bound)",
+        "1,800s of 600s budget; suggest est_time>=2160 (a lower bound)",
         "::warning file=test/registered/test_over.py,line=3,title=over budget::measured 900s "
         "of 790s (114%25); suggest est_time=1080",  # % is escaped for the runner
     ]
@@ -226,11 +226,13 @@ def test_json_report_from_a_real_pytest_run(tmp_path):
     assert report.warnings == []
 
 
-def run_inprocess(monkeypatch, tmp_path, *args: str) -> int:
+def run_inprocess(monkeypatch, tmp_path, *args: str, **env: str) -> int:
     from ci_budget.cli import main
 
     for key in [k for k in os.environ if k.startswith("GITHUB_")]:
         monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     monkeypatch.chdir(tmp_path)
     return main(["report", "--root", str(tmp_path), *args])
 
@@ -240,19 +242,19 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
     write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
     calls = []
 
-    def post_report(markdown, *, kind, pr, token, config, env):
-        calls.append((markdown, kind, pr, token))
-        raise RuntimeError(f"401 Bad credentials for token {token}")
+    def upsert(client, number, kind, body):
+        calls.append((body, kind, number))
+        raise RuntimeError("401 Bad credentials for token s3cr3t")
 
-    monkeypatch.setattr("ci_budget.github.post.post_report", post_report)
+    monkeypatch.setattr("ci_budget.github.sticky.upsert", upsert)
     code = run_inprocess(
         monkeypatch, tmp_path, "--results", "r.json", "--post", "--pr", "7", "--token", "s3cr3t",
-        "--kind", "nightly", "--out", "ci-budget-report.md",
+        "--kind", "nightly", "--out", "ci-budget-report.md", GITHUB_REPOSITORY="octo/repo",
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
     md = (tmp_path / "ci-budget-report.md").read_text()
-    assert calls == [(md, "nightly", 7, "s3cr3t")]
+    assert calls == [(md, "nightly", 7)]
     assert "posting the comment failed: 401 Bad credentials for token ***" in err
     assert "s3cr3t" not in err
 

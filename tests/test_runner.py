@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, Registration, RunResults
-from ci_budget.runner.outcome import timings_block
 from ci_budget.runner.run import resolve_path
 from ci_budget.sharding.planners import lpt
 from ci_budget.sharding.select import SelectionError, parse_spec

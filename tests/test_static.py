@@ -16,7 +16,15 @@ from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RegistryScan, RunMeta, RunResults
 from ci_budget.render.diff_md import LIMIT, MARKER, markdown
-from ci_budget.workspace.git import GitError, files_at, glob_dirs, glob_match, selected
+from ci_budget.workspace.git import (
+    GitError,
+    glob_dirs,
+    glob_match,
+    list_files,
+    read_blobs,
+    resolve,
+    selected,
+)
 from ci_budget.workspace.history_store import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
@@ -102,17 +110,17 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     # verdict first: the change leads, the file (shortened) follows
     row = next(line for line in md.splitlines() if "| `test_a.py:1` |" in line)
     # the changed row carries what was measured: p90 661 s over 8 runs, under the new budget
-    assert row.startswith("| 600 s → 790 s: **+190 s** (+32 %); measured p90 661 s over 8 run(s) |")
+    assert row.startswith("| 600s → 790s: **+190s** (+32%); measured p90 661s over 8 run(s) |")
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
     suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
     # shards are planned on what CI plans with: a's measured 661 s (not its est_time) + b's
     # 300 s = 961 s over the 0.75 x 20 min = 900 s limit: two shards before and after, the
     # longest a's 661 s; raising a's est_time changes the budget, not the plan
-    assert suite_row.startswith("| ✅ ok | 661 s → 661 s of 20 min (55 %) |")
-    assert "| 900 s → 1,090 s (+190 s) | 2 |" in suite_row
+    assert suite_row.startswith("| ✅ ok | 661s → 661s of 20 min (55%) |")
+    assert "| 900s → 1,090s (+190s) | 2 |" in suite_row
     assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
     assert "on the measured p90, else est_time; shard wall = coeff × Σ + bias" in md
-    assert "790 s budget, p90 measured 661 s over the last 8 passing run(s)" in md
+    assert "790s budget, p90 measured 661s over the last 8 passing run(s)" in md
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "\nok\n" in outputs
     assert "est-delta<<" in outputs and "\n+190\n" in outputs
@@ -183,7 +191,7 @@ def test_unknown_base_ref_is_a_clear_error(tmp_path: Path):
     assert proc.returncode == 2
     assert "--base no-such-ref: base ref 'no-such-ref' is not a commit" in proc.stderr
     with pytest.raises(GitError, match="fetch-depth: 0"):
-        files_at(repo, "deadbeef", Config())
+        resolve(repo, "deadbeef")
 
 
 def test_glob_selection_matches_discover():
@@ -219,7 +227,7 @@ def test_markdown_stays_under_the_comment_limit():
     assert len(text) <= LIMIT
     assert text.startswith(MARKER + "\n")
     assert "more row(s) not shown" in text
-    assert "+200,000 s" in text.splitlines()[3]
+    assert "+200,000s" in text.splitlines()[3]
 
 
 def test_pure_build_without_changes():
@@ -254,7 +262,7 @@ def test_post_upserts_the_budget_comment_on_a_local_github(tmp_path: Path, githu
     [comment] = [c for c in github_standin.comments(7) if c.login == BOT_LOGIN]
     lines = comment.body.splitlines()
     assert lines[0] == MARKER and MARKER not in lines[1:]
-    assert "600 s → 790 s: **+190 s** (+32 %)" in comment.body
+    assert "600s → 790s: **+190s** (+32%)" in comment.body
 
 
 def test_root_in_a_subfolder_of_the_repository(tmp_path: Path):
@@ -282,9 +290,9 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     assert text.startswith("OK ci-budget (budget): nothing to act on\n")
     assert text.splitlines()[1].startswith(f"est_time changes vs {base[:12]}: 1 registration")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
-    assert change.startswith("600 s → 790 s, +190 s (+32 %)  est_time")
+    assert change.startswith("600s → 790s, +190s (+32%)  est_time")
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
-    assert suite.startswith("ok") and "900 s → 790 s of 20 min" in suite
+    assert suite.startswith("ok") and "900s → 790s of 20 min" in suite
 
 
 def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
@@ -293,7 +301,6 @@ def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
     from ci_budget.app.diff import DiffOptions, build
     from ci_budget.app.settings import Settings
     from ci_budget.registry.parse import merge, scan_source
-    from ci_budget.workspace.git import list_files
 
     t = "test/registered/"
     unchanged = {t + f"same/test_{i}.py": _reg(10 * i + 5) for i in range(30)}
@@ -318,7 +325,7 @@ def test_incremental_base_scan_equals_a_full_scan_of_both_trees(tmp_path: Path):
     incremental = build(settings, DiffOptions(base="HEAD~1"))
 
     base_files = list_files(repo, sha, config)
-    blobs = files_at(repo, sha, config)[1]
+    blobs = read_blobs(repo, sha, base_files)
     base_full = merge(scan_source(blobs[rel], rel, config) for rel in base_files)
     head_files = sorted(
         p.relative_to(repo).as_posix() for p in (repo / "test/registered").rglob("*.py")
@@ -408,8 +415,8 @@ def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_name
     ]
     md = out.read_text()
     # the verdict's headline names it
-    assert "## ⚠️ ci-budget: 1 est_time below the measured p90 (`c.py`: 120 s < p90 160 s)" in md
-    assert "measured p90 160 s over 3 run(s) ⚠️ below" in md
+    assert "## ⚠️ ci-budget: 1 est_time below the measured p90 (`c.py`: 120s < p90 160s)" in md
+    assert "measured p90 160s over 3 run(s) ⚠️ below" in md
     # without the numbers: est_time alone, one shard of 320 s
     plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")
     [impact] = json.loads(plain.stdout)["suites"]

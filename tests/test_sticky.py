@@ -8,7 +8,9 @@ import time
 import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
 
-from ci_budget.github.client import GitHubClient, fit, merge_body, parse_sections
+from ci_budget.github.client import GitHubClient
+from ci_budget.github.sticky import upsert
+from ci_budget.render.sticky import fit, with_marker
 
 MARK = "<!-- ci-budget:run -->"
 
@@ -26,15 +28,15 @@ def bodies(standin, number):
 def test_create_update_deleted_recreate(github_standin):
     github_standin.add_pull(7)
     client = make(github_standin)
-    created = client.upsert_sticky(7, "run", "v1")
+    created = upsert(client, 7, "run", "v1")
     assert (created.action, created.calls) == ("created", 3)  # list + create + list
-    updated = client.upsert_sticky(7, "run", "v2")
+    updated = upsert(client, 7, "run", "v2")
     assert (updated.action, updated.calls, updated.comment_id) == ("updated", 2, created.comment_id)
-    unchanged = client.upsert_sticky(7, "run", "v2")
+    unchanged = upsert(client, 7, "run", "v2")
     assert (unchanged.action, unchanged.calls) == ("unchanged", 1)
     # someone deletes the comment after our list and before our edit: GitHub answers 404
     github_standin.after("issues/list-comments", lambda st: st.comments.pop(created.comment_id))
-    again = client.upsert_sticky(7, "run", "v3")
+    again = upsert(client, 7, "run", "v3")
     assert again.action == "created" and again.comment_id != created.comment_id
     assert again.calls == 4  # list + edit (404) + create + list
     assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nv3")]
@@ -45,7 +47,7 @@ def test_marker_on_someone_elses_comment_is_left_alone(github_standin):
     forged = github_standin.add_comment(7, "mallory", f"{MARK}\nnot yours")
     github_standin.add_comment(7, "alice", f"quoting:\n{MARK}")
     client = make(github_standin)
-    result = client.upsert_sticky(7, "run", "ours")
+    result = upsert(client, 7, "run", "ours")
     assert result.action == "created" and result.comment_id != forged
     assert bodies(github_standin, 7) == [
         ("mallory", f"{MARK}\nnot yours"),
@@ -57,8 +59,8 @@ def test_marker_on_someone_elses_comment_is_left_alone(github_standin):
 def test_kinds_are_separate(github_standin):
     github_standin.add_pull(7)
     client = make(github_standin)
-    a = client.upsert_sticky(7, "run", "runs")
-    b = client.upsert_sticky(7, "static", "static")
+    a = upsert(client, 7, "run", "runs")
+    b = upsert(client, 7, "static", "static")
     assert a.comment_id != b.comment_id and len(github_standin.comments(7)) == 2
 
 
@@ -70,7 +72,7 @@ def test_250_comments_found_across_pages(github_standin):
     for i in range(129):
         github_standin.add_comment(7, "bob", f"more chatter {i}")
     client = make(github_standin)
-    result = client.upsert_sticky(7, "run", "new")
+    result = upsert(client, 7, "run", "new")
     assert (result.action, result.comment_id) == ("updated", ours)
     lists = github_standin.calls("issues/list-comments")
     assert len(lists) == 3  # 250 comments at 100 per page
@@ -84,7 +86,7 @@ def test_update_with_known_identity_costs_two_calls(github_standin):
         github_standin.add_comment(7, "alice", f"chatter {i}")
     github_standin.add_comment(7, BOT_LOGIN, f"{MARK}\nold", user_type="Bot")
     client = make(github_standin)
-    assert client.upsert_sticky(7, "run", "new").calls == 2
+    assert upsert(client, 7, "run", "new").calls == 2
     assert [c["op"] for c in github_standin.calls()] == [
         "issues/list-comments",
         "issues/update-comment",
@@ -95,7 +97,7 @@ def test_installation_identity_finds_our_comment_without_user(github_standin):
     github_standin.add_pull(7)
     old = github_standin.add_comment(7, BOT_LOGIN, f"{MARK}\nold", user_type="Bot")
     client = GitHubClient(github_standin.state.repo, INSTALLATION_TOKEN, github_standin.url)
-    result = client.upsert_sticky(7, "run", "new")
+    result = upsert(client, 7, "run", "new")
     assert (result.action, result.comment_id, result.calls) == ("updated", old, 3)  # +graphql
     assert "users/get-authenticated" not in [c["op"] for c in github_standin.calls()]
 
@@ -104,21 +106,21 @@ def test_duplicates_are_merged_into_the_oldest(github_standin):
     github_standin.add_pull(7)
     first = github_standin.add_comment(7, BOT_LOGIN, f"{MARK}\na", user_type="Bot")
     github_standin.add_comment(7, BOT_LOGIN, f"{MARK}\nb", user_type="Bot")
-    result = make(github_standin).upsert_sticky(7, "run", "c")
+    result = upsert(make(github_standin), 7, "run", "c")
     assert result.comment_id == first
     assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nc")]
 
 
-def _race(standin, count, section):
+def _race(standin, count):
     barrier = threading.Barrier(count)
     errors = []
 
     def report(i):
-        # real sleeps: only the collision back-off and the settle time sleep here
-        client = make(standin, sleep=time.sleep, settle=0.3)
+        # real sleeps: only the collision back-off sleeps here
+        client = make(standin, sleep=time.sleep)
         barrier.wait()
         try:
-            client.upsert_sticky(7, "run", f"shard {i} took {i * 10} s", section=section(i))
+            upsert(client, 7, "run", f"shard {i} took {i * 10} s")
         except Exception as exc:  # collected: an exception in a thread would be lost
             errors.append(exc)
 
@@ -132,24 +134,16 @@ def _race(standin, count, section):
 
 def test_ten_concurrent_reporters_leave_one_comment(github_standin):
     github_standin.add_pull(7)
-    _race(github_standin, 10, lambda i: None)
+    _race(github_standin, 10)
     [comment] = github_standin.comments(7)
     assert comment.body.startswith(f"{MARK}\nshard ")
-
-
-def test_ten_concurrent_sections_all_survive(github_standin):
-    github_standin.add_pull(7)
-    _race(github_standin, 10, lambda i: f"shard-{i}")
-    [comment] = github_standin.comments(7)
-    sections = parse_sections("run", comment.body)
-    assert sections == {f"shard-{i}": f"shard {i} took {i * 10} s" for i in range(10)}
 
 
 def test_too_long_for_github_is_cut_and_retried_once(github_standin):
     github_standin.add_pull(7)
     github_standin.state.max_body = 1000
     client = make(github_standin)
-    result = client.upsert_sticky(7, "run", "x" * 5000)
+    result = upsert(client, 7, "run", "x" * 5000)
     [comment] = github_standin.comments(7)
     assert len(comment.body) <= 1000 and "1000-character comment limit" in comment.body
     assert comment.body.startswith(f"{MARK}\nxxx")
@@ -165,28 +159,22 @@ def test_too_long_for_github_is_cut_and_retried_once(github_standin):
 
 def test_body_is_cut_to_githubs_limit_before_sending(github_standin):
     github_standin.add_pull(7)
-    make(github_standin).upsert_sticky(7, "run", "y" * 70000)
+    upsert(make(github_standin), 7, "run", "y" * 70000)
     [comment] = github_standin.comments(7)
     assert len(comment.body) == 65536 and comment.body.endswith("results artifact)_\n")
 
 
-def test_sections_merge_and_replace():
-    one = merge_body("run", "a1", "a", [])
-    two = merge_body("run", "b1", "b", [one])
-    three = merge_body("run", "a2", "a", [two])
-    assert parse_sections("run", three) == {"a": "a2", "b": "b1"}
-    assert three.splitlines()[0] == MARK
-    assert parse_sections("static", three) == {}
+def test_the_marker_goes_first_once():
+    assert with_marker("run", "body") == f"{MARK}\nbody"
+    assert with_marker("run", f"{MARK}\nbody") == f"{MARK}\nbody"
 
 
 def test_fit_and_bad_names():
     assert fit("short", 10) == "short"
     cut = fit("z" * 500, 200)
     assert len(cut) == 200 and "200-character" in cut
-    with pytest.raises(Exception, match="kind"):
-        merge_body("bad kind", "x", None, [])
-    with pytest.raises(Exception, match="section"):
-        merge_body("run", "x", "no spaces", [])
+    with pytest.raises(ValueError, match="kind"):
+        with_marker("bad kind", "x")
 
 
 def test_comment_vanishing_right_after_create_is_listed_again_not_an_error(github_standin):
@@ -199,7 +187,7 @@ def test_comment_vanishing_right_after_create_is_listed_again_not_an_error(githu
         state.comments.pop(max(state.comments))
 
     github_standin.after("issues/create-comment", racing_reporter_deletes)
-    result = client.upsert_sticky(7, "run", "body")
+    result = upsert(client, 7, "run", "body")
     assert result.action == "created"
     assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nbody")]
     assert [c["op"] for c in github_standin.calls()].count("issues/create-comment") == 2

@@ -5,7 +5,7 @@ import pytest
 from helpers.reportlog import classes_from_reportlog
 
 from ci_budget.models import FileResult
-from ci_budget.results.phases import ReportError, normalise_properties, split_nodeid
+from ci_budget.results.phases import ReportError, class_of, normalise_properties, split_nodeid
 from ci_budget.results.reportlog import charge_in_flight, parse_reportlog
 from ci_budget.results.timings import (
     classes_from_json_report,
@@ -29,16 +29,22 @@ def log_lines() -> list[str]:
 @pytest.mark.parametrize(
     "nodeid, expected",
     [
-        ("f.py::TestA::test_x", ("f.py", "f.py::TestA")),
-        ("f.py::TestA::test_x[a::b-1]", ("f.py", "f.py::TestA")),
-        ("d/f.py::test_p[x/y::z]", ("d/f.py", "d/f.py")),
-        ("d/f.py::test_mod", ("d/f.py", "d/f.py")),
-        ("d/f.py::TestOuter::TestInner::test_x[1]", ("d/f.py", "d/f.py::TestOuter::TestInner")),
-        ("d/f.py", ("d/f.py", "d/f.py")),
+        ("f.py::TestA::test_x", ("f.py", "f.py::TestA", "test_x")),
+        ("f.py::TestA::test_x[a::b-1]", ("f.py", "f.py::TestA", "test_x")),
+        ("d/f.py::test_p[x/y::z]", ("d/f.py", "d/f.py", "test_p")),
+        ("d/f.py::test_mod", ("d/f.py", "d/f.py", "test_mod")),
+        (
+            "d/f.py::TestOuter::TestInner::test_x[1]",
+            ("d/f.py", "d/f.py::TestOuter::TestInner", "test_x"),
+        ),
+        ("d/f.py", ("d/f.py", "d/f.py", "")),
+        ("t.py::TestKL::test_case[a::b]", ("t.py", "t.py::TestKL", "test_case")),
     ],
 )
 def test_split_nodeid(nodeid, expected):
     assert split_nodeid(nodeid) == expected
+    cls = expected[1].rpartition("::")[2] if "::" in expected[1] else None
+    assert class_of(nodeid) == cls
 
 
 def test_normalise_properties_both_shapes():

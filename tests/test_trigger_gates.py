@@ -8,6 +8,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from helpers.sharding import shard_count
 from test_trigger_rules import HEAD, REGS, Pull, R, comment, pull_event, reg
 
 from ci_budget.config import Config, parse_config
@@ -24,7 +25,7 @@ from ci_budget.trigger.guard_command import (
     parse_guard_command,
 )
 from ci_budget.trigger.rerun import _time, describe_rows, is_bot, registrations_for
-from ci_budget.trigger.rows import shard_count, suite_rows
+from ci_budget.trigger.rows import suite_rows
 
 PR_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"  # pull_request.opened's head
 

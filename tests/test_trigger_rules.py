@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan, Registration
@@ -22,7 +23,7 @@ from ci_budget.trigger.decide import (
     decide,
     is_bot,
 )
-from ci_budget.trigger.rows import shard_count, suite_rows
+from ci_budget.trigger.rows import suite_rows
 
 HOOKS = Path(__file__).parent / "fixtures" / "github" / "webhooks"
 R = "test/registered/"

@@ -9,9 +9,9 @@ from gitrepo import git
 from test_static import _cli, _history, _reg
 
 from ci_budget.budget.diff import HistoryNote, StaticReport
-from ci_budget.budget.impact import SuiteImpact
+from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.status import build_report
-from ci_budget.budget.verdict import below_p90, pr_risk, run_verdict, static_verdict
+from ci_budget.budget.verdict import below_p90, run_verdict, static_verdict
 from ci_budget.config import Config
 from ci_budget.history.model import Stats
 from ci_budget.models import ArchCell, ArchRow, FileResult, Registration, RunResults
@@ -49,7 +49,7 @@ def test_a_suite_already_near_its_timeout_and_not_made_worse_is_context():
     assert headline(v, WORDS, "ci-budget") == "✅ ci-budget: nothing to act on"
     assert context(v, WORDS) == (
         "Not this PR's doing: `base-c-test-4-gpu-gb300` was already near its stage timeout "
-        "(1,800 s of 30 min) and is not made worse."
+        "(1,800s of 30 min) and is not made worse."
     )
 
 
@@ -63,9 +63,9 @@ def test_a_suite_the_pr_lengthens_into_risk_is_the_verdict():
     assert v.level == "fail"
     assert [f.kind for f in v.findings] == ["stage-over", "stage-near"]
     assert headline(v, WORDS, "ci-budget") == (
-        "🛑 ci-budget: `base-c-test-4-gpu-gb300` over its stage timeout (1,900 s of 30 min); "
+        "🛑 ci-budget: `base-c-test-4-gpu-gb300` over its stage timeout (1,900s of 30 min); "
         "`base-c-new`, `base-b-test-2-gpu-large` near their stage timeout "
-        "(1,600 s of 30 min; 1,500 s of 30 min)"
+        "(1,600s of 30 min; 1,500s of 30 min)"
     )
 
 
@@ -78,7 +78,7 @@ def test_a_new_est_time_below_the_measured_p90_is_a_warning():
     v = static_verdict(StaticReport(history=[low, enough, unmeasured]))
     assert v.level == "warn"
     assert headline(v, WORDS, "ci-budget") == (
-        "⚠️ ci-budget: 1 est_time below the measured p90 (`t/a.py`: 790 s < p90 840 s)"
+        "⚠️ ci-budget: 1 est_time below the measured p90 (`t/a.py`: 790s < p90 840s)"
     )
 
 
@@ -184,7 +184,7 @@ def test_35030_with_history_names_the_est_time_below_its_p90_too(tmp_path: Path)
     heading = out.read_text(encoding="utf-8").splitlines()[1]
     assert heading == (
         "## ⚠️ ci-budget: 1 est_time below the measured p90 "
-        "(`test_unified_radix_cache_kl_hybrid_bitexact.py`: 790 s < p90 860 s); "
+        "(`test_unified_radix_cache_kl_hybrid_bitexact.py`: 790s < p90 860s); "
         "1 guard row unverified on SM90 (lazy test_prefill_cache_hit)"
     )
 
@@ -213,11 +213,9 @@ def test_35407s_unchanged_suite_at_its_timeout_is_not_the_verdict(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     text = out.read_text(encoding="utf-8")
     assert text.splitlines()[1] == "## ✅ ci-budget: nothing to act on"
-    assert (
-        "`base-c-test-4-gpu-gb300` was already near its stage timeout (1,800 s of 30 min)" in text
-    )
+    assert "`base-c-test-4-gpu-gb300` was already near its stage timeout (1,800s of 30 min)" in text
     row = next(x for x in text.splitlines() if x.endswith("| `base-c-test-4-gpu-gb300` |"))
-    assert row.startswith("| ℹ️ near, not made worse | 1,800 s → 1,800 s of 30 min (100 %) |")
+    assert row.startswith("| ℹ️ near, not made worse | 1,800s → 1,800s of 30 min (100%) |")
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "verdict<<" in outputs
     assert "\nfail\n" not in outputs and "\nwarn\n" not in outputs  # risk ok, verdict ok

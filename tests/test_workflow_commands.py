@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_budget.github.workflow import annotation, log_text, print_report
+from ci_budget.github.workflow import annotation, print_report
+from ci_budget.render.escape import log_text
 
 DATA = [
     "\r##[error]PWN fake annotation",
@@ -66,14 +67,14 @@ def test_log_text_leaves_no_command(text):
 
 def test_print_report_fences_the_report_in_actions():
     out = io.StringIO()
-    print_report("\n".join(DATA), env={"GITHUB_ACTIONS": "true"}, out=out)
+    print_report("\n".join(DATA), out, fence=True)
     lines = out.getvalue().splitlines()
     token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0]).group(1)
     assert lines[-1] == f"::{token}::" and out.getvalue().count(token) == 2
     assert runner_commands(out.getvalue()) == [lines[0]]  # the fence only
     # outside Actions nothing is added, and the lines are still defused
     out = io.StringIO()
-    print_report("\n".join(DATA), env={}, out=out)
+    print_report("\n".join(DATA), out, fence=False)
     assert not out.getvalue().startswith("::stop-commands::")
     assert runner_commands(out.getvalue()) == []
 

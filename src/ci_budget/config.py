@@ -51,52 +51,31 @@ class RunnerConfig(Section):
         return v
 
 
-def _runner(name: str, gpus: int, arch: str | None) -> RunnerConfig:
-    return RunnerConfig(runs_on=["self-hosted", name], gpus=gpus, arch=arch)
+def _runners(arch: str | None, *names: str) -> dict[str, RunnerConfig]:
+    """sglang's runner labels: `N-gpu-...` runs on N GPUs of `arch`, on a runner of that label."""
+    return {
+        n: RunnerConfig(runs_on=["self-hosted", n], gpus=int(n.split("-")[0]), arch=arch)
+        for n in names
+    }
 
 
 DEFAULT_RUNNER_CONFIGS: dict[str, RunnerConfig] = {
-    "1-gpu-small": _runner("1-gpu-small", 1, "sm120"),
-    "1-gpu-large": _runner("1-gpu-large", 1, "sm90"),
-    "2-gpu-large": _runner("2-gpu-large", 2, "sm90"),
-    "4-gpu-h100": _runner("4-gpu-h100", 4, "sm90"),
-    "8-gpu-h200": _runner("8-gpu-h200", 8, "sm90"),
-    "8-gpu-h20": _runner("8-gpu-h20", 8, "sm90"),
-    "4-gpu-b200": _runner("4-gpu-b200", 4, "sm100"),
-    "8-gpu-b200": _runner("8-gpu-b200", 8, "sm100"),
+    **_runners("sm120", "1-gpu-small"),
+    **_runners("sm90", "1-gpu-large", "2-gpu-large", "4-gpu-h100", "8-gpu-h200", "8-gpu-h20"),
+    **_runners("sm100", "4-gpu-b200", "8-gpu-b200"),
     "cpu": RunnerConfig(runs_on=["ubuntu-latest"], gpus=0, arch=None),
 }
 
-DEFAULT_REGISTER_FUNCTIONS: dict[str, str] = {
-    "register_cpu_ci": "cpu",
-    "register_cuda_ci": "cuda",
-    "register_amd_ci": "amd",
-    "register_npu_ci": "npu",
-    "register_xpu_ci": "xpu",
-    "register_musa_ci": "musa",
-    "register_mlx_ci": "mlx",
-}
+BACKENDS = ("cpu", "cuda", "amd", "npu", "xpu", "musa", "mlx")
+DEFAULT_REGISTER_FUNCTIONS: dict[str, str] = {f"register_{b}_ci": b for b in BACKENDS}
 
 # GPU marketing names -> architecture. Matched case-insensitively as whole words.
 DEFAULT_GPU_ARCH: dict[str, str] = {
-    "H100": "sm90",
-    "H200": "sm90",
-    "H20": "sm90",
-    "H800": "sm90",
-    "GH200": "sm90",
-    "B200": "sm100",
-    "B300": "sm100",
-    "GB200": "sm100",
-    "GB300": "sm100",
-    "RTX 5090": "sm120",
-    "RTX PRO 6000": "sm120",
-    "A100": "sm80",
-    "A10G": "sm86",
-    "L4": "sm89",
-    "L40S": "sm89",
-    "MI300X": "gfx942",
-    "MI325X": "gfx942",
-    "MI355X": "gfx950",
+    **dict.fromkeys(("H100", "H200", "H20", "H800", "GH200"), "sm90"),
+    **dict.fromkeys(("B200", "B300", "GB200", "GB300"), "sm100"),
+    **dict.fromkeys(("RTX 5090", "RTX PRO 6000"), "sm120"),
+    **{"A100": "sm80", "A10G": "sm86", "L4": "sm89", "L40S": "sm89"},
+    **{"MI300X": "gfx942", "MI325X": "gfx942", "MI355X": "gfx950"},
 }
 
 

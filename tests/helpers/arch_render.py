@@ -1,11 +1,11 @@
-"""Rendering a fixed-width measured table from scratch, as sglang writes them: only the property
-tests use it (they render tables, then check that parsing and editing them round-trips)."""
+"""Rendering fixed-width and markdown measured tables from scratch, as sglang writes them: only the
+property tests use it (they render tables, then check that parsing and editing them round-trips)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_budget.arch.table import FIXED, REVERTED
+from ci_budget.arch.layout import FIXED, REVERTED
 
 
 @dataclass
@@ -119,3 +119,12 @@ def _span_place(starts, widths, bottom, k0, k1, text) -> tuple[int, str]:
 def _put(line: str, x: int, text: str) -> str:
     line = line.ljust(x)
     return line[:x] + text + line[x + len(text) :]
+
+
+def render_markdown(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max([len(h), 3] + [len(r[k]) for r in rows]) for k, h in enumerate(header)]
+    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"]
+    out.append("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + " |")
+    return out

@@ -32,8 +32,8 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
     """Exit 2 when a file or table cannot be read; else 1 with `fail_on_flags` when a row is
     unverified or silent on its CI arch."""
     from ci_budget.app.fill import given_arch
-    from ci_budget.app.tables import table_rows
     from ci_budget.arch.flags import SILENT, UNVERIFIED
+    from ci_budget.workspace.guards import guard_files
 
     sink = sink or Sink(settings)
     arch = given_arch(options.arch, settings.config.gpu_arch_map())
@@ -41,7 +41,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
         raise AppError("give test files or --suite")
     rows, problems = [], []
     for rels, ci_arch in _groups(settings, options, arch):
-        r, p = table_rows(settings, rels, ci_arch)
+        r, p, _ = guard_files(settings.root, rels, settings.config, ci_arch)
         rows.extend(r)
         problems.extend(p)
     if options.format == "json":

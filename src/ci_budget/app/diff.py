@@ -192,15 +192,16 @@ def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, 
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     """Guard-table rows and problems of the Python files changed since the base commit."""
-    from ci_budget.app.tables import table_rows
+    from ci_budget.workspace.guards import guard_files
 
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
-    return table_rows(settings, files)
+    return guard_files(root, files, settings.config)[:2]
 
 
 def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
     """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
-    from ci_budget.app.tables import table_rows_at
+    from ci_budget.workspace.guards import rows_at_commit
 
-    return table_rows_at(settings, commit, [rel for rel in changed if rel.endswith(".py")])
+    py = [rel for rel in changed if rel.endswith(".py")]
+    return rows_at_commit(settings.root, commit, py, settings.config)

@@ -43,14 +43,14 @@ class FillOptions:
 def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
     """Print the tables (exit 1 when there are none), or the filled rows (exit 1 when nothing
     matched, 2 on a bad table)."""
-    from ci_budget.arch.flags import parse_source
-    from ci_budget.workspace.sources import repo_relative
+    from ci_budget.arch.docstrings import parse_source
+    from ci_budget.workspace.sources import read_source, repo_relative
 
     sink = sink or Sink(settings)
     root, amap = settings.root, settings.config.gpu_arch_map()
     rel = repo_relative(root, options.file)
     try:
-        source = (root / rel).read_text(encoding="utf-8")
+        source = read_source(root / rel)
     except (OSError, UnicodeDecodeError) as exc:
         raise AppError(f"{options.file}: cannot read: {exc}") from None
     if options.write and not options.fill_from:
@@ -71,8 +71,9 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
 
 def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, rows) -> int:
     from ci_budget.arch.docstrings import class_names
-    from ci_budget.arch.flags import attach_measured, fill_source
-    from ci_budget.arch.table import ArchTableError
+    from ci_budget.arch.fill import fill_source
+    from ci_budget.arch.layout import ArchTableError
+    from ci_budget.arch.match import attach_measured
 
     config = settings.config
     amap = config.gpu_arch_map()
@@ -100,14 +101,16 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
         sink.echo(f"{rel}:{line}:")
         sink.echo("\n".join(lines))
     if options.write and new != source:
-        (settings.root / rel).write_text(new, encoding="utf-8")
+        from ci_budget.workspace.sources import write_source
+
+        write_source(settings.root / rel, new)
         sink.note(f"wrote {rel}")
     return 1 if fill_problems else 0
 
 
 def given_arch(given: str | None, amap) -> str | None:
     """--arch as an architecture (None when not given)."""
-    from ci_budget.arch.table import normalize_arch
+    from ci_budget.arch.names import normalize_arch
 
     if not given:
         return None
@@ -119,7 +122,7 @@ def given_arch(given: str | None, amap) -> str | None:
 
 def detected_arch(results, amap) -> str:
     """The one architecture the results' GPUs name."""
-    from ci_budget.arch.table import normalize_arch
+    from ci_budget.arch.names import normalize_arch
 
     found = {normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu}
     found.discard(None)

@@ -86,7 +86,7 @@ def _check_file(options: GuardSuggestOptions, file: str) -> None:
 
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
-    from ci_budget.github.client import GitHubError
+    from ci_budget.github.retry import GitHubError
     from ci_budget.github.review import review_comment
     from ci_budget.render.suggestion import suggestion_body, table_comment
 
@@ -105,9 +105,10 @@ def _post(client, options, saved, path: str, new_source: str, first: int, count:
 
 
 def _client(settings):
-    from ci_budget.github.client import GitHubClient
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
 
-    env = settings.env
-    if not env.repository or not env.token:
-        raise AppError("guard suggest needs GITHUB_REPOSITORY and a token")
-    return GitHubClient(env.repository, env.token, env.api_url)
+    try:
+        return client_from_env(settings.env.values, token=settings.token, config=settings.config)
+    except GitHubError as exc:
+        raise AppError(f"guard suggest: {exc.message}") from None

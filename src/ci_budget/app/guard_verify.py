@@ -16,7 +16,14 @@ from typing import TextIO
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
-from ci_budget.app.run import sandbox_expose_option, sandbox_network_option, sandbox_option
+from ci_budget.app.run import (
+    interpreter,
+    open_sandbox,
+    sandbox_expose_option,
+    sandbox_network_option,
+    sandbox_option,
+    sandbox_policy,
+)
 from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
@@ -37,7 +44,9 @@ from ci_budget.runner.environment import tests_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
 from ci_budget.runner.sandbox_mounts import checkout_of
-from ci_budget.workspace.revert import RevertError, head_worktree, reset, revert, toplevel
+from ci_budget.workspace.git import GitError
+from ci_budget.workspace.revert import head_worktree, reset, revert, toplevel
+from ci_budget.workspace.sources import read_source, repo_relative, write_source
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
 
@@ -152,7 +161,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
     (runner.sandbox.Sandbox), opened by the caller, or None. `on_mismatch(why)` before any run
     when `arch` is not this machine's."""
     amap = config.gpu_arch_map()
-    source = (root / rel).read_text(encoding="utf-8")
+    source = read_source(root / rel)
     rows, problems, _ = parse_source(source, rel, amap)
     if not rows:
         raise GuardError(f"{rel}: no measured table in its docstrings")
@@ -175,7 +184,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
             runs = {"reverted": _run(tree / sub, *args)}
             reset(tree)
             runs["fixed"] = _run(tree / sub, *args)
-    except RevertError as exc:
+    except GitError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})
     out = Verification(rel, chosen, described, group, source, [], [], problems, runs)
@@ -218,9 +227,6 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     """Print the filled table and the rows still flagged; exit 1 when no table was filled."""
     import sys
 
-    from ci_budget.app.run import interpreter, open_sandbox, sandbox_policy
-    from ci_budget.workspace.sources import repo_relative
-
     sink = sink or Sink(settings)
     root, config = settings.root, settings.config
     rel = repo_relative(root, options.file)
@@ -256,8 +262,8 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
         sink.echo(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
     if options.results_dir is not None:
         _save(options.results_dir, result, root, sink)
-    if options.write and result.source != (root / rel).read_text(encoding="utf-8"):
-        (root / rel).write_text(result.source, encoding="utf-8")
+    if options.write and result.source != read_source(root / rel):
+        write_source(root / rel, result.source)
         sink.note(f"wrote {rel}")
     return 0 if result.tables else 1
 

@@ -177,12 +177,9 @@ def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
     return 0
 
 
-def _fmt(value) -> str:
-    return "-" if value is None else f"{value:.0f}"
-
-
 def _table(stats) -> str:
     from ci_budget.render.table import aligned_text
+    from ci_budget.units import secs
 
     header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")
     rows = [
@@ -191,10 +188,10 @@ def _table(stats) -> str:
             s.suite or "(no suite)",
             str(s.runs),
             str(s.n),
-            _fmt(s.p50),
-            _fmt(s.p90),
-            _fmt(s.max),
-            f"{s.timeouts} (>= {s.timeout_lower_bound:.0f} s)" if s.timeouts else "0",
+            secs(s.p50),
+            secs(s.p90),
+            secs(s.max),
+            f"{s.timeouts} (>= {secs(s.timeout_lower_bound)})" if s.timeouts else "0",
             str(s.failed),
         )
         for s in stats

@@ -158,7 +158,8 @@ def _check(options: ImportOptions):
 
 def _from_github(settings, options, store, sink, client, history, since, progress):
     from ci_budget.github.actions import Actions
-    from ci_budget.github.client import GitHubError, client_from_env
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
     from ci_budget.workspace.history_store import save_history
 
     if client is None:

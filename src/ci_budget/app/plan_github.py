@@ -98,7 +98,9 @@ def answer(plan, feedback, run_url: str | None, sink) -> list[str]:
             warnings.append(f"cannot label #{plan.pr_number}: {_problem(exc)}")
     if plan.notice and plan.pr_number is not None:
         try:  # one comment per PR, edited in place: a push never adds a notification
-            client.upsert_sticky(plan.pr_number, "approval", plan.notice)
+            from ci_budget.github.sticky import upsert
+
+            upsert(client, plan.pr_number, "approval", plan.notice)
         except Exception as exc:  # noqa: BLE001
             warnings.append(
                 f"cannot post the approval notice on #{plan.pr_number}: {_problem(exc)}"

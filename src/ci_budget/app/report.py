@@ -174,16 +174,15 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.app.tables import table_rows_and_classes
-    from ci_budget.arch.flags import arch_mismatch, attach_measured
+    from ci_budget.arch.flags import arch_mismatch
+    from ci_budget.arch.match import attach_measured
+    from ci_budget.workspace.guards import guard_files
     from ci_budget.workspace.sources import inside
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
     # Paths come from the results (a job that ran the PR's code): only the checkout's files.
-    rows, problems, classes = table_rows_and_classes(
-        settings, [f for f in files if inside(root, f)]
-    )
+    rows, problems, classes = guard_files(root, [f for f in files if inside(root, f)], config)
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
             # Values that match no row are guard fill's to list; the report shows what matched.
@@ -211,7 +210,7 @@ def should_fail(fail_on: str, report) -> bool:
 def annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.workflow import annotation
-    from ci_budget.render.words import pct
+    from ci_budget.units import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}
@@ -224,11 +223,11 @@ def annotations(report) -> list[str]:
             continue
         used[level] = used.get(level, 0) + 1
         if line.status == "timeout":
-            text = f"timed out after {line.measured:.0f}s of {line.est_time:g}s budget"
+            text = f"timed out after {secs(line.measured)} of {secs(line.est_time)} budget"
             if line.suggestion is not None:
                 text += f"; suggest est_time>={line.suggestion} (a lower bound)"
         else:
-            text = f"measured {line.measured:.0f}s of {line.est_time:g}s ({pct(line.ratio)})"
+            text = f"measured {secs(line.measured)} of {secs(line.est_time)} ({pct(line.ratio)})"
             if line.suggestion is not None:
                 text += f"; suggest est_time={line.suggestion}"
         out.append(

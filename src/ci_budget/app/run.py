@@ -11,6 +11,7 @@ from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
 from ci_budget.app.sink import Sink
+from ci_budget.units import secs
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
@@ -230,20 +231,13 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
     opts = runner.RunSetup(
-        root=settings.root,
-        config=settings.config,
-        out=out,
+        root=settings.root, config=settings.config, out=out, python=python, mode=mode,
         artifacts_dir=options.artifacts_dir
         or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-")),
-        python=python,
-        mode=mode,
-        timeout_per_file=options.timeout_per_file,
-        grace=options.grace,
-        heartbeat=options.heartbeat,
-        fail_fast=options.fail_fast,
-        retry=retry_rules(settings, options.retry),
-        sandbox=box,
-    )
+        timeout_per_file=options.timeout_per_file, grace=options.grace,
+        heartbeat=options.heartbeat, fail_fast=options.fail_fast,
+        retry=retry_rules(settings, options.retry), sandbox=box,
+    )  # fmt: skip
     if options.drop_in:
         _print_dry_run(selection, "text", sink)
     if not jobs:
@@ -360,10 +354,10 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
         sink.json({"files": files, "skipped": skipped})
         return
     total = sum(j.est_time for j in selection.jobs)
-    sink.echo(f"would run {len(selection.jobs)} file(s), est total {total:.0f}s:")
+    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
         sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {j.est_time:.0f}s  timeout {j.timeout:.0f}s"
+            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
             f"  {j.suite} ({j.backend})"
         )
     for s in selection.skipped:

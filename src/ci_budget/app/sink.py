@@ -47,11 +47,16 @@ class Sink:
         self.stdout.write("\n")
 
     def report(self, text: str, path: Path | None, explicit: bool, wrap: bool = True) -> None:
-        """A report on stdout with no workflow command from its data (`workflow.show_report`):
-        in Actions only where it is, unless a format was asked for."""
-        from ci_budget.github.workflow import show_report
+        """A report on stdout with no workflow command from its data (`workflow.print_report`).
+        In Actions, unless a format was asked for, it is in the step summary (and `path`), and
+        the log gets one line saying so (data stays out of it)."""
+        from ci_budget.github.workflow import print_report
 
-        show_report(text, path, explicit, wrap, env=self.settings.env.values, out=self.stdout)
+        in_actions = self.settings.env.in_actions
+        if in_actions and not explicit:
+            where = f"{path} and in the step summary" if path is not None else "the step summary"
+            text, wrap = f"ci-budget: the report is in {where}", False
+        print_report(text, self.stdout, fence=wrap and in_actions)
 
     def note(self, text: str) -> None:
         """A line for the person at the terminal (stderr)."""
@@ -111,22 +116,21 @@ class Sink:
     def post(self, markdown: str, *, kind: str, pr: int | None, what: str, where: str) -> None:
         """Upsert the `kind` sticky comment (on `pr`, else the event's pull request). A failure
         names `what` was posted and `where` the report is kept, with the token masked."""
-        from ci_budget.github import post
+        from ci_budget.github.client import client_from_env
+        from ci_budget.github.sticky import upsert
 
         settings = self.settings
         token = settings.token
         try:
             number = pr if pr is not None else settings.pr_number()
-            post.post_report(
-                markdown,
-                kind=kind,
-                pr=number,
-                token=token,
-                config=settings.config,
-                env=settings.env.values,
-            )
+            client = client_from_env(settings.env.values, token=token, config=settings.config)
+            result = upsert(client, number, kind, markdown)
         except Exception as exc:  # any failure: say so, the report is already on disk
             message = str(exc)
             if token:
                 message = message.replace(token, "***")
             raise AppError(f"posting {what} failed: {message} ({where})") from None
+        self.echo(
+            f"ci-budget: {result.action} the {kind} comment {result.comment_id} on "
+            f"{client.repo_name}#{number} ({result.calls} API calls)"
+        )

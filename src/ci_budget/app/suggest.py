@@ -94,7 +94,9 @@ def _found(settings, options: SuggestOptions, regs, sink: Sink):
 
 
 def _line(s, significant: bool) -> str:
-    mark = "" if significant else "  (below 30 s / 30 %)"
+    from ci_budget.units import secs
+
+    mark = "" if significant else "  (below 30s / 30%)"
     if s.source == "model":
         how = (
             "sglang's updater makes it too"
@@ -103,12 +105,12 @@ def _line(s, significant: bool) -> str:
         )
         return (
             f"{s.file}:{s.line}: {s.suite}: est_time {s.est_time:g} -> {s.suggested:g} "
-            f"({s.delta:+.0f} s; the model's est; {how}){mark}"
+            f"({secs(s.delta, '+')}; the model's est; {how}){mark}"
         )
-    timeouts = f"; {s.timeouts} timeout(s), >= {s.timeout_lower_bound:.0f} s" if s.timeouts else ""
+    timeouts = f"; {s.timeouts} timeout(s), >= {secs(s.timeout_lower_bound)}" if s.timeouts else ""
     return (
         f"{s.file}:{s.line}: {s.suite}: est_time {s.est_time:g} -> {s.suggested} "
-        f"({s.delta:+.0f} s; p90 {s.p90:.0f} s over {s.n} passing run(s){timeouts}){mark}"
+        f"({secs(s.delta, '+')}; p90 {secs(s.p90)} over {s.n} passing run(s){timeouts}){mark}"
     )
 
 

@@ -13,36 +13,20 @@ from ci_budget.arch.names import parse_cell
 from ci_budget.arch.table import parse_tables
 from ci_budget.models import ArchCell, ArchRow, Problem
 
-# The last tree parsed, with the very string it came from: a report reads each file's tables
-# and then its class names, so the second read reuses the first parse (one parse per file).
-_last: tuple[str, ast.Module] | None = None
-
 
 def parse_python(source: str, rel: str) -> tuple[ast.Module | None, list[Problem]]:
-    global _last
-    last = _last
-    if last is not None and last[0] is source:  # nothing here edits a tree: it can be shared
-        return last[1], []
     try:
-        tree = ast.parse(source, filename=rel)
+        return ast.parse(source, filename=rel), []
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 1
         return None, [Problem(file=rel, line=line, message=f"cannot parse: {exc}")]
-    _last = (source, tree)
-    return tree, []
 
 
-def class_names(source: str) -> set[str]:
-    """Names of the classes a file defines (at any depth); empty when it does not parse."""
-    last = _last
-    if last is not None and last[0] is source:
-        tree = last[1]
-    else:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return set()
-    return {n.name for n in class_defs(tree)}
+def class_names(source: str | ast.Module) -> set[str]:
+    """Names of the classes a file (its text or its tree) defines, at any depth; empty when it
+    does not parse."""
+    tree = source if isinstance(source, ast.Module) else parse_python(source, "")[0]
+    return {n.name for n in class_defs(tree)} if tree is not None else set()
 
 
 # Nodes whose fields can hold statements. A class is a statement, and no expression holds one
@@ -93,9 +77,10 @@ def _line_map(src_lines: list[str], node: ast.Constant) -> list[int | None]:
     return out
 
 
-def parse_source(source: str, rel: str, arch_map: dict[str, str]):
-    """(rows, problems, tables) for one file; tables are (docstring node, line map, Table)."""
-    tree, problems = parse_python(source, rel)
+def parse_source(source: str, rel: str, arch_map: dict[str, str], tree: ast.Module | None = None):
+    """(rows, problems, tables) for one file; tables are (docstring node, line map, Table).
+    `tree`: the source's tree when the caller has parsed it already."""
+    tree, problems = (tree, []) if tree is not None else parse_python(source, rel)
     rows: list[ArchRow] = []
     tables = []
     if tree is None:

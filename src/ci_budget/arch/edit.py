@@ -1,4 +1,4 @@
-"""Writing measured tables: render a markdown one, and put one value into an existing one. Pure.
+"""Writing measured tables: one value put into an existing table. Pure.
 
 Editing keeps the layout: a value goes right-aligned at its column's right edge; only when it
 does not fit is the column widened, by inserting spaces into every line of the table at the
@@ -11,25 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ci_budget.arch.table import (
-    LABEL,
-    ArchTableError,
-    Table,
-    chunks,
-    parse_fixed_block,
-    parse_tables,
-    words,
-)
-
-
-def render_markdown(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max([len(h), 3] + [len(r[k]) for r in rows]) for k, h in enumerate(header)]
-    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"]
-    out.append("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
-    for r in rows:
-        out.append("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + " |")
-    return out
-
+from ci_budget.arch.fixed import parse_fixed_block
+from ci_budget.arch.layout import LABEL, ArchTableError, Table
+from ci_budget.arch.names import chunks, words
+from ci_budget.arch.table import parse_tables
 
 # ---- editing --------------------------------------------------------------------------
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ci_budget.arch.docstrings import parse_python, parse_source
-from ci_budget.arch.fill import fill_source
-from ci_budget.arch.layout import ArchTableError
-from ci_budget.arch.match import CASE_PROPERTY, VALUE_PROPERTY, attach_measured, match_row
+from ci_budget.arch.docstrings import class_names, parse_python, parse_source
 from ci_budget.arch.names import normalize_arch
 from ci_budget.config import Config
 from ci_budget.models import ArchCell, ArchRow, Problem, RunMeta
@@ -22,20 +19,6 @@ SILENT = "silent on CI arch"
 SILENT_ALL = "silent everywhere"
 NO_COLUMN = "no CI-arch column"
 FIXED_NONZERO = "fixed value nonzero"
-
-__all__ = [
-    "CASE_PROPERTY",
-    "VALUE_PROPERTY",
-    "ArchTableError",
-    "arch_mismatch",
-    "attach_measured",
-    "ci_arch_for",
-    "fill_source",
-    "flag_rows",
-    "match_row",
-    "parse_source",
-    "prose_arch",
-]
 
 
 def _zero(cell: ArchCell | None) -> bool:
@@ -106,7 +89,9 @@ def prose_arch(text: str, config: Config) -> str | None:
     return runner.arch if runner else None
 
 
-def ci_arch_for(rel: str, source: str, config: Config) -> str | None:
+def ci_arch_for(
+    rel: str, source: str, config: Config, tree: ast.Module | None = None
+) -> str | None:
     """The file's registered runner config's arch, else the docstring's prose hint."""
     from ci_budget.registry.parse import scan_source
 
@@ -115,20 +100,23 @@ def ci_arch_for(rel: str, source: str, config: Config) -> str | None:
         runner = config.runner(reg.runner_config)
         if runner is not None and runner.arch:
             return runner.arch
-    tree, _ = parse_python(source, rel)
+    tree = tree if tree is not None else parse_python(source, rel)[0]
     doc = ast.get_docstring(tree) if tree is not None else None
     return prose_arch(doc, config) if doc else None
 
 
 def flagged_rows(
     rel: str, source: str, config: Config, ci_arch: str | None = None
-) -> tuple[list[ArchRow], list[Problem]]:
-    """Flagged rows and problems of one file's source. `ci_arch` None: the file's registered
-    runner config, else its docstring's "CI runs X" hint."""
+) -> tuple[list[ArchRow], list[Problem], set[str]]:
+    """Flagged rows, problems and the class names of one file's source, from one parse.
+    `ci_arch` None: the file's registered runner config, else its docstring's "CI runs X" hint."""
     arch_map = config.gpu_arch_map()
-    rows, problems, _ = parse_source(source, rel, arch_map)
+    tree, problems = parse_python(source, rel)
+    if tree is None:
+        return [], problems, set()
+    rows, problems, _ = parse_source(source, rel, arch_map, tree)
     if rows:
         arch = normalize_arch(ci_arch, arch_map) if ci_arch else None
-        arch = arch or ci_arch_for(rel, source, config)
+        arch = arch or ci_arch_for(rel, source, config, tree)
         flag_rows(rows, normalize_arch(arch, arch_map) if arch else None)
-    return rows, problems
+    return rows, problems, class_names(tree)

@@ -58,9 +58,6 @@ class Table:
     segments: list[Segment] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line index, message)
 
-    def data_columns(self) -> list[int]:
-        return [i for i, c in enumerate(self.columns) if c.measured]
-
 
 def kind_of(own: str, above: str, archs: set[str]) -> str:
     """A column's kind from its own header text, else the spanning label above it."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ci_budget.arch.names import normalize_arch
 from ci_budget.models import ArchRow, FileResult, Problem, RunResults
+from ci_budget.results.phases import class_of, same_file, split_nodeid
 from ci_budget.results.printed import DEFAULT_PATTERN, last_value, value_regex
 
 CASE_PROPERTY = "kl_case"  # record_property("kl_case", "<row label>") names a row explicitly
@@ -60,28 +61,18 @@ def added_words(cls: str, classes: set[str]) -> list[str]:
     return best or []
 
 
-def split_nodeid(nodeid: str) -> tuple[str, str | None, str]:
-    """(path, class or None, test name without parameters)."""
-    parts = nodeid.split("::")
-    test = re.sub(r"\[.*\]\Z", "", parts[-1])
-    return parts[0], (parts[-2] if len(parts) > 2 else None), test
-
-
 def rule_label(nodeid: str, classes: set[str]) -> str:
-    _, cls, test = split_nodeid(nodeid)
+    _, _, test = split_nodeid(nodeid)
+    cls = class_of(nodeid)
     added = added_words(cls, classes) if cls else []
     return _norm(" ".join([*added, test]))
-
-
-def same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def _mapped(nodeid: str, mapping: dict[str, str]) -> list[str]:
     """Row labels the mapping gives this test: `Class::test` matches the node id's tail,
     `path::Class::test` the file too."""
-    path, cls, test = split_nodeid(nodeid)
-    tail = [p for p in (cls, test) if p]
+    path, _, test = split_nodeid(nodeid)
+    tail = [p for p in (class_of(nodeid), test) if p]
     out = []
     for label, target in mapping.items():
         want = target.split("::")
@@ -105,7 +96,7 @@ def match_row(
         return [r for r in rows if want in (_norm(r.case), _norm(f"{r.group or ''} {r.case}"))]
     labels = _mapped(nodeid, mapping or {})
     if not labels:
-        _, cls, _ = split_nodeid(nodeid)
+        cls = class_of(nodeid)
         known = set(classes or ()) | ({cls} if cls else set())
         labels = [rule_label(nodeid, known)]
     return [r for r in rows if _norm(r.case) in labels]
@@ -196,7 +187,7 @@ def attach_measured(
 
 def _file_classes(f: FileResult, found: list[Measurement], classes) -> set[str]:
     """The classes the file defines (when known) and those the run saw."""
-    seen = {c for m in found if (c := split_nodeid(m.nodeid)[1])}
+    seen = {c for m in found if (c := class_of(m.nodeid))}
     for name, names in (classes or {}).items():
         if same_file(name, f.path):
             return seen | set(names)

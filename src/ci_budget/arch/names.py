@@ -13,7 +13,6 @@ from ci_budget.models import ArchCell
 
 NA_WORDS = frozenset({"n/a", "na", "-", "\u2014", "\u2013"})
 _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-NUMBER = _NUM
 _NUM_RE = re.compile(rf"{_NUM}\Z")
 _VALUE_RE = re.compile(rf"{_NUM}(?:/{_NUM})*\Z")
 _SM = r"sm[_ ]?\d{2,3}[a-z]?|gfx\d{3,4}[a-z]?"

@@ -8,38 +8,8 @@ layouts, `names` the words and `layout` the parsed shape.
 from __future__ import annotations
 
 from ci_budget.arch.fixed import parse_fixed_block
-from ci_budget.arch.layout import (
-    FIXED,
-    LABEL,
-    OTHER,
-    REVERTED,
-    ArchTableError,
-    Column,
-    ParsedRow,
-    Segment,
-    Table,
-)
+from ci_budget.arch.layout import Table
 from ci_budget.arch.markdown import parse_markdown_block
-from ci_budget.arch.names import (
-    NA_WORDS,
-    Atom,
-    arch_pattern,
-    atoms,
-    chunks,
-    format_value,
-    is_rule,
-    is_value,
-    normalize_arch,
-    parse_cell,
-    words,
-)
-
-__all__ = [
-    "FIXED", "LABEL", "NA_WORDS", "OTHER", "REVERTED", "ArchTableError", "Atom", "Column",
-    "ParsedRow", "Segment", "Table", "arch_pattern", "atoms", "chunks", "format_value",
-    "is_rule", "is_value", "normalize_arch", "parse_cell", "parse_fixed_block",
-    "parse_markdown_block", "parse_tables", "words",
-]  # fmt: skip
 
 
 def _blocks(lines: list[str]):

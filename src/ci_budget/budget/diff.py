@@ -16,8 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ci_budget.budget.impact import SuiteImpact, runner_gpus, suite_impacts
-from ci_budget.budget.verdict import pr_risk
+from ci_budget.budget.impact import SuiteImpact, pr_risk, runner_gpus, suite_impacts
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan

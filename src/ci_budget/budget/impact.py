@@ -141,3 +141,14 @@ def suite_impacts(
             )
         )
     return out
+
+
+def made_worse(s: SuiteImpact) -> bool:
+    """The PR lengthens the suite's predicted makespan (a new suite counts as lengthened)."""
+    return s.files_before == 0 or s.makespan_after > s.makespan_before + 0.5
+
+
+def pr_risk(s: SuiteImpact) -> str:
+    """The suite's stage-timeout risk that is this PR's doing: its risk after the PR when the
+    PR lengthens it, else ok (a suite already near or over and not made worse is context)."""
+    return s.risk if made_worse(s) else "ok"

@@ -22,6 +22,7 @@ from ci_budget.models import (
     RunResults,
     SuiteTotal,
 )
+from ci_budget.units import secs
 
 # Worst first; also the order of the report's tables.
 # `cancelled`: someone stopped the run (SIGINT/SIGTERM); it says nothing about the budget.
@@ -115,7 +116,7 @@ class _Join:
         if suite is not None:
             self.notes.append(
                 f"{result.path} ran in suite {suite}, which it does not register; "
-                f"compared with its {reg.suite} budget ({reg.est_time:g}s)"
+                f"compared with its {reg.suite} budget ({secs(reg.est_time)})"
             )
         return reg
 
@@ -143,7 +144,7 @@ def budget_line(
         if suggestion:
             note = f"est_time={suggestion} is a lower bound ({note})"
         if not (message or "").startswith("timed out"):  # the runner's message says it
-            note = f"timed out after {floor:.0f}s; {note}"
+            note = f"timed out after {secs(floor)}; {note}"
         message = f"{message}; {note}" if message else note
     elif measured is not None and (
         status in SUGGEST_FOR or (reg is None and result.status == "passed")
@@ -256,7 +257,7 @@ def attach_numbers(report: Report, numbers) -> None:
             stats = numbers.history.stats(line.file, line.suite)
             line.p90, line.n = stats.p90, stats.n
             if stats.p90 is not None and line.est_time and line.est_time < stats.p90:
-                under.append(f"{line.file} ({line.est_time:g} s < p90 {stats.p90:.0f} s)")
+                under.append(f"{line.file} ({secs(line.est_time)} < p90 {secs(stats.p90)})")
     if under:
         shown = ", ".join(under[:5]) + (f" and {len(under) - 5} more" if len(under) > 5 else "")
         report.notes.append(f"est_time below the measured p90 (history): {shown}")

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from ci_budget.arch.flags import NO_COLUMN, SILENT, UNVERIFIED
 from ci_budget.models import ArchRow, Report
+from ci_budget.units import secs
 
 if TYPE_CHECKING:  # a run report needs neither the static report nor history
     from ci_budget.budget.diff import HistoryNote, StaticReport
@@ -49,7 +50,7 @@ class Finding(BaseModel):
     count: int
     names: list[str] = Field(default_factory=list)  # what it is about: files, suites, rows
     arch: str | None = None  # guard rows: the CI architecture
-    detail: list[str] = Field(default_factory=list)  # one per name, e.g. "1,845 s of 30 min"
+    detail: list[str] = Field(default_factory=list)  # one per name, e.g. "1,845s of 30 min"
 
     @property
     def level(self) -> str:
@@ -103,17 +104,6 @@ def run_verdict(report: Report) -> Verdict:
 # ---- the static report ----
 
 
-def made_worse(s: SuiteImpact) -> bool:
-    """The PR lengthens the suite's predicted makespan (a new suite counts as lengthened)."""
-    return s.files_before == 0 or s.makespan_after > s.makespan_before + 0.5
-
-
-def pr_risk(s: SuiteImpact) -> str:
-    """The suite's stage-timeout risk that is this PR's doing: its risk after the PR when the
-    PR lengthens it, else ok (a suite already near or over and not made worse is context)."""
-    return s.risk if made_worse(s) else "ok"
-
-
 def below_p90(note: HistoryNote) -> bool:
     """The est_time the PR sets is below what the file measured (p90 of its passing runs)."""
     p90 = note.stats.p90
@@ -137,24 +127,19 @@ def new_flags(rows: Iterable[ArchRow], before: Iterable[ArchRow]) -> tuple[list,
     return new, old
 
 
-def _s(seconds: float) -> str:
-    """Seconds as the tables write them, with a tenth where whole seconds would read equal."""
-    if abs(seconds) < 100 and seconds != round(seconds):
-        return f"{seconds:.1f} s"
-    return f"{seconds:,.0f} s"
-
-
 def _stage(kind: str, suites: list[SuiteImpact]) -> Finding:
     ordered = sorted(suites, key=lambda s: -s.makespan_after / (s.timeout_s or 1))
     return Finding(
         kind=kind,
         count=len(ordered),
         names=[s.suite for s in ordered],
-        detail=[f"{_s(s.makespan_after)} of {s.timeout_s / 60:g} min" for s in ordered],
+        detail=[f"{secs(s.makespan_after)} of {s.timeout_s / 60:g} min" for s in ordered],
     )
 
 
 def static_verdict(report: StaticReport) -> Verdict:
+    from ci_budget.budget.impact import pr_risk
+
     timed = [s for s in report.suites if s.timeout_s > 0]
     ours = {risk: [s for s in timed if pr_risk(s) == risk] for risk in ("over", "near")}
     theirs = {
@@ -175,7 +160,7 @@ def static_verdict(report: StaticReport) -> Verdict:
             kind="below-p90",
             count=len(low),
             names=[n.file for n in low],
-            detail=[f"{_s(n.est_time)} < p90 {_s(n.stats.p90)}" for n in low],
+            detail=[f"{secs(n.est_time)} < p90 {secs(n.stats.p90)}" for n in low],
         ),
         *_guard_findings(new_rows),
     ]

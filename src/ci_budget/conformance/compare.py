@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ci_budget.conformance.view import FIELDS, View
+from ci_budget.render.table import aligned_text
 
 
 @dataclass
@@ -90,6 +91,5 @@ def compare(ref: View, ours: View) -> Comparison:
 
 def table(rows: list[tuple[str, str, str, str]]) -> str:
     head = ("check", "sglang's scripts", "ci-budget", "result")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-    return "\n".join([line(head), line(tuple("-" * w for w in widths)), *map(line, rows)])
+    rule = ["-" * max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    return aligned_text([head, rule, *rows]).rstrip("\n")

@@ -25,7 +25,6 @@ import yaml
 
 from ci_budget.conformance.view import Reg, SuiteView, View
 
-REGISTER = "python/sglang/test/ci/ci_register.py"
 PARTITIONS = "scripts/ci/utils/compute_partitions.py"
 RUN_SUITE = "test/run_suite.py"
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"

@@ -16,7 +16,8 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote
 
-from ci_budget.github.client import GitHubClient, GitHubError
+from ci_budget.github.client import GitHubClient
+from ci_budget.github.retry import GitHubError
 from ci_budget.history.imports import JobInfo
 
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')

@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ci_budget.github import sticky
 from ci_budget.github.commands import CommandCalls
-from ci_budget.github.retry import (  # noqa: F401 - re-exported: part of this module's API
+from ci_budget.github.retry import (
     NOT_ACCESSIBLE,
     Budget,
     GitHubError,
@@ -26,18 +25,7 @@ from ci_budget.github.retry import (  # noqa: F401 - re-exported: part of this m
     error_message,
     make_retry,
 )
-from ci_budget.github.sticky import StickyResult
-from ci_budget.render.sticky import (  # noqa: F401 - re-exported: part of this module's API
-    CUT_NOTE,
-    MAX_BODY,
-    StickyError,
-    first_line,
-    fit,
-    fit_section,
-    marker_for,
-    merge_body,
-    parse_sections,
-)
+from ci_budget.render.sticky import first_line, fit
 
 DEFAULT_API_URL = "https://api.github.com"
 PERMISSIONS = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
@@ -73,7 +61,6 @@ class GitHubClient(CommandCalls):
         comment_login: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        settle: float = 2.0,
     ):
         from github import Auth, Github
 
@@ -83,7 +70,6 @@ class GitHubClient(CommandCalls):
             raise GitHubError("no GitHub token: set GITHUB_TOKEN or pass --token")
         self.repo_name = repo
         self.api_url = api_url.rstrip("/")
-        self.settle = settle  # section mode: how long our section must survive (see _verify)
         self._budget = Budget(sleep, rate_limit_cap, clock)
         self._gh = Github(
             base_url=self.api_url,
@@ -227,11 +213,8 @@ class GitHubClient(CommandCalls):
                    write=True)  # fmt: skip
 
     def create_comment(self, number: int, body: str) -> int:
-        return self._create(number, fit(body, MAX_BODY)).id
-
-    def _create(self, number: int, body: str):
         issue = self._repo.get_issue(number)
-        return self._shrinking(f"comment on #{number}", issue.create_comment, body)
+        return self._shrinking(f"comment on #{number}", issue.create_comment, fit(body)).id
 
     def _shrinking(self, what: str, send: Callable[[str], Any], body: str) -> Any:
         """Send; on GitHub's 422 "Body is too long (maximum is N characters)" cut and retry once."""
@@ -246,9 +229,6 @@ class GitHubClient(CommandCalls):
 
     def sleep(self, seconds: float) -> None:
         self._budget.sleep(seconds)
-
-    def create(self, number: int, body: str):
-        return self._create(number, body)
 
     def list_comments(self, number: int) -> list:
         issue = self._repo.get_issue(number)
@@ -275,12 +255,6 @@ class GitHubClient(CommandCalls):
         except GitHubError as exc:
             if exc.status != 404:  # already gone: another reporter cleaned up first
                 raise
-
-    def upsert_sticky(
-        self, number: int, kind: str, body: str, section: str | None = None
-    ) -> StickyResult:
-        """Update our `kind` comment on #number in place, or create it (see `sticky.upsert`)."""
-        return sticky.upsert(self, number, kind, body, section)
 
 
 def _no_auth(request):

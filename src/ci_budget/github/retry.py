@@ -12,6 +12,8 @@ from typing import Any
 from urllib3.exceptions import MaxRetryError
 from urllib3.util.retry import Retry
 
+from ci_budget.units import secs
+
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 
 
@@ -57,8 +59,8 @@ class _Retry(Retry):
             if wait > self.budget.cap:
                 response.drain_conn()
                 raise GitHubError(
-                    f"GitHub rate limit on {method} {url}: it asks to wait {wait:.0f} s, longer "
-                    f"than the cap of {self.budget.cap:.0f} s (github.rate-limit-cap); giving up",
+                    f"GitHub rate limit on {method} {url}: it asks to wait {secs(wait)}, longer "
+                    f"than the cap of {secs(self.budget.cap)} (github.rate-limit-cap); giving up",
                     response.status,
                 )
         retry = super().increment(method, url, response, error, _pool, _stacktrace)

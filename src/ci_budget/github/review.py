@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 from urllib.parse import quote
 
-from ci_budget.github.client import GitHubClient, GitHubError
+from ci_budget.github.client import GitHubClient
+from ci_budget.github.retry import GitHubError
 
 
 def file_text(client: GitHubClient, path: str, ref: str) -> str:

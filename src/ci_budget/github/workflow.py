@@ -1,7 +1,6 @@
 """GitHub Actions workflow commands and environment files (outputs, step summary, annotations).
 
-Every function here is a no-op-safe writer: when the variable is unset (a local shell) it does
-nothing or prints where a human reads it.
+Every writer here is no-op-safe: when the variable is unset (a local shell) it does nothing.
 
 The runner reads every line a step prints (lines end at `\n`, `\r` or `\r\n`) and treats one
 that starts, after blanks, with `::`, or holds `##[` anywhere, as a workflow command: a fake
@@ -12,14 +11,12 @@ toolkit escapes them, after the same escaping layer.
 
 from __future__ import annotations
 
-import os
 import secrets
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ci_budget.render.escape import log_text, visible  # noqa: F401 - log_text: this module's API
+from ci_budget.render.escape import log_text, visible
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects step summaries over 1 MiB
 
@@ -35,43 +32,22 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def show_report(
-    text: str,
-    path: Path | None,
-    explicit: bool,
-    wrap: bool = True,
-    env: Mapping[str, str] | None = None,
-    out: TextIO | None = None,
-) -> None:
-    """The report on stdout, except in Actions when no format was asked for: there it is in
-    the step summary and `path`, and the log gets one line saying so (data stays out of it)."""
-    if in_actions(env) and not explicit:
-        where = f"{path} and in the step summary" if path is not None else "the step summary"
-        text, wrap = f"ci-budget: the report is in {where}", False
-    print_report(text, env=env, out=out, wrap=wrap)
-
-
-def print_report(
-    text: str, env: Mapping[str, str] | None = None, out: TextIO | None = None, wrap: bool = True
-) -> None:
-    """Print a report whose text comes partly from data. Lines are defused by `log_text`; in
-    Actions, with `wrap`, the whole is also fenced by `::stop-commands::TOKEN` ... `::TOKEN::`
+def print_report(text: str, out: TextIO, fence: bool) -> None:
+    """Print a report whose text comes partly from data. Lines are defused by `log_text`; with
+    `fence` (in Actions) the whole is also fenced by `::stop-commands::TOKEN` ... `::TOKEN::`
     (a random token), so the runner reads no command in it at all. JSON needs no fence: its
     strings cannot hold a line break, so no line of it starts with `::` or `##[`."""
-    out = sys.stdout if out is None else out
-    env = os.environ if env is None else env
     text = log_text(text)
     text = text if text.endswith("\n") else text + "\n"
-    if wrap and in_actions(env):
+    if fence:
         token = secrets.token_hex(16)
         text = f"::stop-commands::{token}\n{text}::{token}::\n"
     out.write(text)
     out.flush()
 
 
-def set_outputs(values: Mapping[str, object], env: Mapping[str, str] | None = None) -> bool:
+def set_outputs(values: Mapping[str, object], env: Mapping[str, str]) -> bool:
     """Append outputs to $GITHUB_OUTPUT with a random heredoc delimiter (multi-line safe)."""
-    env = os.environ if env is None else env
     target = env.get("GITHUB_OUTPUT")
     if not target:
         return False
@@ -91,9 +67,8 @@ def _stringify(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def append_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
+def append_summary(markdown: str, env: Mapping[str, str]) -> bool:
     """Append to $GITHUB_STEP_SUMMARY, cut to GitHub's 1 MiB limit with a note."""
-    env = os.environ if env is None else env
     target = env.get("GITHUB_STEP_SUMMARY")
     if not target:
         return False
@@ -129,8 +104,3 @@ def annotation(
         props.append(f"title={_escape_property(title)}")
     head = f"::{level} {','.join(props)}" if props else f"::{level}"
     return f"{head}::{_escape_data(message)}"
-
-
-def in_actions(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return env.get("GITHUB_ACTIONS") == "true"

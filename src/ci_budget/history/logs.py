@@ -1,10 +1,11 @@
-"""Per-file timings from CI job logs: the TIMINGS blocks sglang's run_suite.py prints. Pure.
+"""The TIMINGS block sglang's run_suite.py prints, written (`timings_block`, after a run) and read
+back from CI job logs (`parse_log`): one home for its format. Pure.
 
 A block is one JSON object per executed file between two marker lines; GitHub prefixes every
 log line with a timestamp. A log may hold several blocks (a suite run twice in one job); a file
 seen twice keeps its latest entry, as run_suite keeps only the latest attempt. A block cut off
 by the end of the log keeps its complete lines. Problems never stop the parse: each is one
-`Problem(line, message)`, and the rest of the log is still read.
+`Problem` (its line in the log, 0 for the log as a whole), and the rest of the log is still read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from ci_budget.models import FileResult, Problem
+from ci_budget.results.phases import same_file
 
 BEGIN = "========== TIMINGS BEGIN =========="
 END = "========== TIMINGS END =========="
@@ -41,12 +45,6 @@ class Entry:
     partition: str | None = None  # "i/n"
 
 
-@dataclass(frozen=True)
-class Problem:
-    line: int  # 0: the log as a whole
-    message: str
-
-
 @dataclass
 class LogTimings:
     entries: list[Entry] = field(default_factory=list)
@@ -55,6 +53,19 @@ class LogTimings:
     lines: int = 0
     begin_stamps: list[str] = field(default_factory=list)  # GitHub's timestamp of each BEGIN
     last_stamp: str | None = None  # the log's last timestamp: about when the job ended
+
+
+def timings_block(files: Iterable[FileResult]) -> str:
+    """The block for the files that ran, byte-compatible with run_suite.py's for its scrapers:
+    one `{"file", "passed", "elapsed"}` object a line, in whole seconds, a timeout's limit as
+    its time (as run_suite.py writes them)."""
+    rows = [BEGIN]
+    for f in files:
+        if f.status != "not-run":
+            took = f.timeout if f.status == "timeout" and f.timeout else f.elapsed
+            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
+                                    "elapsed": round(took)}))  # fmt: skip
+    return "\n".join([*rows, END]) + "\n"
 
 
 def split_stamp(line: str) -> tuple[str | None, str]:
@@ -135,7 +146,9 @@ class _Parser:
         if stripped == BEGIN:
             self._open(number)
         elif stripped == END:
-            self.out.problems.append(Problem(number, "TIMINGS END without a BEGIN; ignored"))
+            self.out.problems.append(
+                Problem(file="log", line=number, message="TIMINGS END without a BEGIN; ignored")
+            )
         else:
             self._scan(stripped)
 
@@ -169,7 +182,11 @@ class _Parser:
         parsed = _entry(text)
         if isinstance(parsed, str):
             self.out.problems.append(
-                Problem(number, f"not a timing entry: {parsed}: {excerpt(text)}")
+                Problem(
+                    file="log",
+                    line=number,
+                    message=f"not a timing entry: {parsed}: {excerpt(text)}",
+                )
             )
             return
         path, passed, elapsed = parsed
@@ -187,8 +204,9 @@ class _Parser:
     def _truncated(self, number: int) -> None:
         self.out.problems.append(
             Problem(
-                self.block_start,
-                f"TIMINGS block not closed before line {number} (log cut off?); "
+                file="log",
+                line=self.block_start,
+                message=f"TIMINGS block not closed before line {number} (log cut off?); "
                 f"kept its {self.block_entries} complete entries",
             )
         )
@@ -203,16 +221,14 @@ class _Parser:
                 entry = Entry(entry.file, "timeout", *_rest(entry))
             out.entries.append(entry)
         if not out.blocks:
-            out.problems.append(Problem(0, f"no TIMINGS block in {lines} lines"))
+            out.problems.append(
+                Problem(file="log", line=0, message=f"no TIMINGS block in {lines} lines")
+            )
         return out
 
     def _timed_out(self, path: str) -> bool:
         # run_suite's TIMEOUT line names the file as registered: absolute, or relative to test/
-        return any(_same_file(path, repo_path(name)) for name in self.timed_out)
-
-
-def _same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+        return any(same_file(path, repo_path(name)) for name in self.timed_out)
 
 
 def _rest(entry: Entry) -> tuple:

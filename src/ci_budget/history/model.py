@@ -24,6 +24,7 @@ from ci_budget.models import RunResults, Seconds
 STORE_VERSION = 1
 DEFAULT_MAX_SAMPLES = 50
 TREND_WINDOW = 10  # passing runs a trend point's p50/p90 are taken over
+RECENT_RUNS = 3  # passing runs a file's typical time (for a predicted shard wall) is taken over
 NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
 
 
@@ -238,6 +239,12 @@ class History:
             return None
         mid = len(gaps) // 2
         return gaps[mid] if len(gaps) % 2 else (gaps[mid - 1] + gaps[mid]) / 2
+
+    def recent_p50(self, file: str, suite: str, window: int = RECENT_RUNS) -> float | None:
+        """The file's typical time now: nearest-rank p50 of its newest `window` passing
+        samples (None without any)."""
+        passed = [s.elapsed for s in self._series.get((file, suite), []) if s.status == "passed"]
+        return percentile(passed[-window:], 50)
 
     def estimate(self, file: str, suite: str) -> float | None:
         """The seeded estimate for (file, suite), only where the series has no sample."""

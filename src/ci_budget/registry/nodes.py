@@ -1,5 +1,6 @@
 """AST node helpers for the registration scan: literal values, their source text, the
-arguments a registration takes, and the `if __name__ == "__main__":` block. Pure.
+arguments a registration takes and their type checks, and the `if __name__ == "__main__":`
+block. Pure.
 """
 
 from __future__ import annotations
@@ -7,9 +8,8 @@ from __future__ import annotations
 import ast
 
 POSITIONAL = ("est_time", "suite", "nightly", "disabled")
-KEYWORD_ONLY = ("stage", "runner_config", "in_process_group")
-ALL_PARAMS = POSITIONAL + KEYWORD_ONLY
 STRING_PARAMS = ("suite", "stage", "runner_config", "disabled", "in_process_group")
+MAX_EST_TIME = 1_000_000  # seconds, 11.6 days; sglang's largest is 4,800
 
 
 class NotLiteral(Exception):
@@ -52,3 +52,75 @@ def is_main_block_with_call(stmt: ast.If) -> bool:
     ):
         return False
     return any(isinstance(n, ast.Call) for body in stmt.body for n in ast.walk(body))
+
+
+def check_types(scan, call: ast.Call, func: str, values: dict, nodes: dict) -> bool:
+    """Whether a registration's literal arguments have the right types and shape; each problem
+    goes to `scan` (its `error` and `warn`) with its position."""
+    ok = _check_est_time(scan, call, func, values, nodes)
+    for name in STRING_PARAMS:
+        if name in values and not isinstance(values[name], str):
+            scan.error(nodes[name], f"{func}(): {name} must be a string, not {values[name]!r}")
+            ok = False
+    if "nightly" in values and not isinstance(values["nightly"], bool):
+        scan.error(
+            nodes["nightly"],
+            f"{func}(): nightly must be True or False, not {values['nightly']!r}",
+        )
+        ok = False
+    has_stage, has_runner, has_suite = (
+        "stage" in nodes,
+        "runner_config" in nodes,
+        "suite" in nodes,
+    )
+    if not (
+        (has_stage and has_runner and not has_suite)
+        or (not has_stage and not has_runner and has_suite)
+    ):
+        given = [
+            n
+            for n, present in (
+                ("stage", has_stage),
+                ("runner_config", has_runner),
+                ("suite", has_suite),
+            )
+            if present
+        ]
+        scan.error(
+            call,
+            f"{func}(): give exactly one of (stage= and runner_config=) or suite; "
+            f"got {', '.join(given) if given else 'none of them'}",
+        )
+        ok = False
+    return ok
+
+
+def _check_est_time(scan, call: ast.Call, func: str, values: dict, nodes: dict) -> bool:
+    if "est_time" not in nodes:
+        scan.error(call, f"{func}(): est_time is required")
+        return False
+    if "est_time" not in values:
+        return True
+    est = values["est_time"]
+    if isinstance(est, bool) or not isinstance(est, (int, float)):
+        scan.error(
+            nodes["est_time"], f"{func}(): est_time must be a number of seconds, not {est!r}"
+        )
+        return False
+    if est < 0:
+        scan.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
+        return False
+    if not est <= MAX_EST_TIME:  # 1e999 is inf; a huge int is no float: neither adds up
+        text = repr(est) if len(repr(est)) <= 20 else repr(est)[:12] + "..."
+        scan.error(
+            nodes["est_time"],
+            f"{func}(): est_time must be at most {MAX_EST_TIME:,} seconds, not {text}",
+        )
+        return False
+    if est == 0:
+        scan.warn(
+            nodes["est_time"],
+            f"{func}(): est_time is 0: the file counts for nothing in its suite's "
+            "budget and shard sizes",
+        )
+    return True

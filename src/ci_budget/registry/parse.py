@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from ci_budget.config import Config
 from ci_budget.models import Problem, Registration, RegistryScan
-from ci_budget.registry.checks import check_types
 from ci_budget.registry.nodes import (
     POSITIONAL,
     NotLiteral,
+    check_types,
     describe,
     is_main_block_with_call,
     literal,
@@ -234,15 +234,6 @@ def merge(scans: Iterable[RegistryScan]) -> RegistryScan:
         out.registrations.extend(s.registrations)
         out.errors.extend(s.errors)
         out.warnings.extend(s.warnings)
-    return out
-
-
-def by_file(scan: RegistryScan) -> dict[str, RegistryScan]:
-    """One scan per file, for reusing part of a scan."""
-    out: dict[str, RegistryScan] = {}
-    for kind in ("registrations", "errors", "warnings"):
-        for item in getattr(scan, kind):
-            getattr(out.setdefault(item.file, RegistryScan()), kind).append(item)
     return out
 
 

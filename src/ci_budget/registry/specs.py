@@ -120,21 +120,30 @@ def check_spec(spec: str) -> str | None:
     return None
 
 
+def split_names(parts: list[str]) -> list[str] | str:
+    """[Class] or [Class, test] from the parts after the path (sglang's `Class.test` too), or
+    why they are not."""
+    if len(parts) == 1 and "." in parts[0]:
+        parts = parts[0].split(".")
+    if len(parts) > 2:
+        return "too many parts; use path::Class or path::Class::test"
+    for name in parts:
+        if not name.isidentifier():
+            return f"{show(name)} is not a Python identifier"
+    return parts
+
+
 def split_spec(spec: str, root: str | None = None) -> tuple[str, list[str]] | str:
     """(path, [Class, test]) with sglang's Class.test normalised, or why the shape is wrong.
 
     `root` is the repository's absolute path: absolute specs inside it become repo-relative.
     """
-    path, *names = spec.split("::")
+    path, *parts = spec.split("::")
     if ":" in path:
         return "a single ':' in the path; use '::' before a class name"
-    if len(names) == 1 and "." in names[0]:
-        names = names[0].split(".")
-    if len(names) > 2:
-        return "too many parts; use path::Class or path::Class::test"
-    for name in names:
-        if not name.isidentifier():
-            return f"{show(name)} is not a Python identifier"
+    names = split_names(parts)
+    if isinstance(names, str):
+        return names
     if path.startswith("/"):
         if not root or not path.startswith(root.rstrip("/") + "/"):
             return "an absolute path outside the repository"

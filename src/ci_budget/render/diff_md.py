@@ -8,8 +8,8 @@ table cells come from the PR's files and go through `escape`.
 from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
-from ci_budget.budget.impact import SuiteImpact
-from ci_budget.budget.verdict import below_p90, pr_risk, static_verdict
+from ci_budget.budget.impact import SuiteImpact, pr_risk
+from ci_budget.budget.verdict import below_p90, static_verdict
 from ci_budget.render import mermaid
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
@@ -17,19 +17,12 @@ from ci_budget.render.paths import file_cell, short_names
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
 from ci_budget.render.verdict import Words, context, headline
+from ci_budget.units import pct, secs
 
 MARKER = marker_for("budget")
 LIMIT = COMMENT_LIMIT
 RISK_ICON = {"ok": "✅", "near": "⚠️", "over": "🛑"}
 MAX_PICTURES = 3
-
-
-def _s(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds:,.0f} s"
-
-
-def _signed(seconds: float) -> str:
-    return f"{seconds:+,.0f} s"
 
 
 def _gpu(gpu_seconds: float | None) -> str:
@@ -58,7 +51,7 @@ def _measured(c: Change) -> str:
     if c.p90 is None:
         return ""
     flag = " ⚠️ below" if c.under_p90 else ""
-    return f"; measured p90 {_s(c.p90)} over {c.n} run(s){flag}"
+    return f"; measured p90 {secs(c.p90)} over {c.n} run(s){flag}"
 
 
 def _est(c: Change) -> str:
@@ -67,27 +60,27 @@ def _est(c: Change) -> str:
 
 def _est_change(c: Change) -> str:
     if c.est_before is not None and c.est_after is not None:
-        pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
+        ratio = f" ({pct(c.delta_ratio, '+')})" if c.delta_ratio is not None else ""
         if c.est_before == c.est_after:
-            return _s(c.est_after)
-        return f"{_s(c.est_before)} → {_s(c.est_after)}: **{_signed(c.delta)}**{pct}"
+            return secs(c.est_after)
+        return f"{secs(c.est_before)} → {secs(c.est_after)}: **{secs(c.delta, '+')}**{ratio}"
     if c.est_after is not None:
-        return f"{_s(c.est_after)} (**{_signed(c.delta)}**)"
-    return f"{_s(c.est_before)} (**{_signed(c.delta)}**)"
+        return f"{secs(c.est_after)} (**{secs(c.delta, '+')}**)"
+    return f"{secs(c.est_before)} (**{secs(c.delta, '+')}**)"
 
 
 def _history_text(note) -> str:
     st = note.stats
     parts = []
     if note.est_time is not None:
-        parts.append(f"{note.est_time:,.0f} s budget")
+        parts.append(f"{secs(note.est_time)} budget")
     if st.n:
         parts.append(
-            f"p90 measured {st.p90:,.0f} s over the last {st.n} passing run(s) "
-            f"(p50 {st.p50:,.0f} s, max {st.max:,.0f} s)"
+            f"p90 measured {secs(st.p90)} over the last {st.n} passing run(s) "
+            f"(p50 {secs(st.p50)}, max {secs(st.max)})"
         )
     if st.timeouts:
-        parts.append(f"{st.timeouts} timeout(s), at least {st.timeout_lower_bound:,.0f} s")
+        parts.append(f"{st.timeouts} timeout(s), at least {secs(st.timeout_lower_bound)}")
     if st.failed:
         parts.append(f"{st.failed} failed")
     return ", ".join(parts) or "no passing runs"
@@ -116,12 +109,12 @@ def _suite_row(s) -> str:
     )
     runners = "?" if s.gpus is None else f"{s.shards_after} × {s.gpus} GPU"
     makespan = (
-        f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min "
-        f"({s.makespan_after / s.timeout_s * 100:.0f} %)"
+        f"{secs(s.makespan_before)} → {secs(s.makespan_after)} of {s.timeout_s / 60:g} min "
+        f"({pct(s.makespan_after / s.timeout_s)})"
     )
     return md_row(
         [_risk_cell(s), makespan]
-        + [f"{_s(s.est_before)} → {_s(s.est_after)} ({_signed(s.delta)})", shards]
+        + [f"{secs(s.est_before)} → {secs(s.est_after)} ({secs(s.delta, '+')})", shards]
         + [_gpu(s.gpu_seconds_delta), runners, f"{s.files_before} → {s.files_after}", code(s.suite)]
     )
 
@@ -180,7 +173,7 @@ def _top(report: StaticReport) -> str:
     else:
         head.append(
             f"est_time changes vs {code(base)}: **{len(report.changes)}** registration "
-            f"change(s); budget **{_signed(report.est_delta)}** per run; GPU cost "
+            f"change(s); budget **{secs(report.est_delta, '+')}** per run; GPU cost "
             f"{_gpu(report.gpu_seconds_delta)} per run."
         )
     told = context(v, w)

@@ -7,12 +7,13 @@ Text from the PR's files is made single-line by the table formatter (`escape.pla
 from __future__ import annotations
 
 from ci_budget.budget.diff import Change, StaticReport
-from ci_budget.budget.impact import SuiteImpact
-from ci_budget.budget.verdict import pr_risk, static_verdict
-from ci_budget.render.diff_md import _gpu, _history_text, _s, _signed
+from ci_budget.budget.impact import SuiteImpact, pr_risk
+from ci_budget.budget.verdict import static_verdict
+from ci_budget.render.diff_md import _gpu, _history_text
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
 from ci_budget.render.verdict import WORD, Words, context, headline
+from ci_budget.units import pct, secs
 
 _WHAT = {
     "est_time": "est_time",
@@ -29,11 +30,11 @@ _WHAT = {
 
 def _change(c: Change) -> str:
     if c.est_before is not None and c.est_after is not None and c.est_before != c.est_after:
-        pct = f" ({c.delta_ratio * 100:+.0f} %)" if c.delta_ratio is not None else ""
-        return f"{_s(c.est_before)} → {_s(c.est_after)}, {_signed(c.delta)}{pct}"
+        ratio = f" ({pct(c.delta_ratio, '+')})" if c.delta_ratio is not None else ""
+        return f"{secs(c.est_before)} → {secs(c.est_after)}, {secs(c.delta, '+')}{ratio}"
     if c.est_before is None or c.est_after is None:
-        return f"{_s(c.est_after if c.est_after is not None else c.est_before)}, {_signed(c.delta)}"
-    return _s(c.est_after)
+        return f"{secs(c.est_after if c.est_after is not None else c.est_before)}, {secs(c.delta, '+')}"
+    return secs(c.est_after)
 
 
 def _what(c: Change) -> str:
@@ -45,9 +46,9 @@ def _what(c: Change) -> str:
 
 def _suite(s: SuiteImpact) -> list[str]:
     shards = f"{s.shards_before} → {s.shards_after}"
-    used = f"{s.makespan_after / s.timeout_s * 100:.0f} %" if s.timeout_s else "-"
-    makespan = f"{_s(s.makespan_before)} → {_s(s.makespan_after)} of {s.timeout_s / 60:g} min"
-    est = f"{_s(s.est_before)} → {_s(s.est_after)}"
+    used = pct(s.makespan_after / s.timeout_s) if s.timeout_s else "-"
+    makespan = f"{secs(s.makespan_before)} → {secs(s.makespan_after)} of {s.timeout_s / 60:g} min"
+    est = f"{secs(s.est_before)} → {secs(s.est_after)}"
     risk = s.risk if pr_risk(s) == s.risk else f"{s.risk}, not made worse"
     return [risk, used, makespan, est, shards, _gpu(s.gpu_seconds_delta), s.suite]
 
@@ -62,7 +63,7 @@ def terminal(report: StaticReport) -> str:
     else:
         out.append(
             f"est_time changes vs {plain(base)}: {len(report.changes)} registration change(s); "
-            f"budget {_signed(report.est_delta)} per run; GPU cost "
+            f"budget {secs(report.est_delta, '+')} per run; GPU cost "
             f"{_gpu(report.gpu_seconds_delta)} per run"
         )
     if told := context(v, w):

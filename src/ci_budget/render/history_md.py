@@ -12,18 +12,15 @@ from ci_budget.render import mermaid
 from ci_budget.render.escape import code
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.table import md_head, md_row
+from ci_budget.units import secs
 
 COLUMNS = ["p90", "p50", "max", "passed", "runs", "timeouts", "failed", "file", "suite"]
 
 
-def _n(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f} s"
-
-
 def _row(s: Stats) -> str:
-    timeouts = f"{s.timeouts} (≥ {s.timeout_lower_bound:,.0f} s)" if s.timeouts else "0"
+    timeouts = f"{s.timeouts} (≥ {secs(s.timeout_lower_bound)})" if s.timeouts else "0"
     return md_row(
-        [_n(s.p90), _n(s.p50), _n(s.max), str(s.n), str(s.runs), timeouts, str(s.failed)]
+        [secs(s.p90), secs(s.p50), secs(s.max), str(s.n), str(s.runs), timeouts, str(s.failed)]
         + [code(s.file), code(s.suite) if s.suite else "(no suite)"]
     )
 

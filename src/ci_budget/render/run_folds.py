@@ -13,7 +13,8 @@ from ci_budget.models import BudgetLine, Report
 from ci_budget.render.escape import code, html, md
 from ci_budget.render.fit import Part, rendered_until
 from ci_budget.render.table import md_head, md_row
-from ci_budget.render.words import STATUS_EMOJI, STATUS_WORD, budget, pct, secs, suggestion_text
+from ci_budget.render.words import STATUS_EMOJI, STATUS_WORD, budget, suggestion_text
+from ci_budget.units import pct, secs
 
 BY_SUITE = 30  # a folded group of more files than this is folded again per suite
 # Folded groups below the suite totals: heading, rows priority, noun for the note.

@@ -36,12 +36,11 @@ from ci_budget.render.words import (
     STATUS_WORD,
     arch_cells,
     budget,
-    pct,
     run_places,
-    secs,
     suggestion_text,
 )
 from ci_budget.render.words import headline as counts_line
+from ci_budget.units import pct, secs
 
 ACTION_ROWS = 10  # files that need action, shown above the suite totals
 GUARD_ROWS = 4  # flagged guard rows shown there

@@ -22,11 +22,10 @@ from ci_budget.render.words import (
     bar,
     budget,
     headline,
-    pct,
     run_line,
-    secs,
     suggestion_text,
 )
+from ci_budget.units import pct, secs
 
 
 def _suite_lines(suite: str, group: list[Registration]) -> list[str]:

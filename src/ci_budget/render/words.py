@@ -10,6 +10,7 @@ import math
 
 from ci_budget.budget.status import STATUS_ORDER
 from ci_budget.models import BudgetLine, Report
+from ci_budget.units import secs
 
 # status: (word in tables, emoji, word in the headline); the order is `STATUS_ORDER`.
 _LOOK = {
@@ -28,21 +29,9 @@ STATUS_EMOJI = {s: look[1] for s, look in _LOOK.items()}
 HEADLINE_WORD = {s: look[2] for s, look in _LOOK.items()}
 
 
-def secs(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if abs(value) < 10:  # class setup and small files: whole seconds would read as 0s
-        return f"{value:.1f}s"
-    return f"{value:,.0f}s"
-
-
 def budget(line: BudgetLine) -> str:
     """A file's est_time; `-` only where no registration gives one (a registered 0 is 0)."""
     return secs(line.est_time if line.line else line.est_time or None)
-
-
-def pct(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio * 100:.0f}%"
 
 
 def bar(ratio: float | None, width: int = 10) -> str:

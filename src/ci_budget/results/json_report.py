@@ -57,12 +57,12 @@ class Collector(msgspec.Struct):
     crash: Any = None
 
 
-class Report(msgspec.Struct):
+class JsonReport(msgspec.Struct):
     tests: list[msgspec.Raw]
     collectors: list[Collector] | msgspec.UnsetType = msgspec.UNSET
 
 
-_REPORT = msgspec.json.Decoder(Report)
+_REPORT = msgspec.json.Decoder(JsonReport)
 _TEST = msgspec.json.Decoder(Test)
 _TESTS = msgspec.json.Decoder(list[Test])
 _TESTS_KEY = re.compile(rb'"tests"\s*:\s*\[')
@@ -108,7 +108,7 @@ _SEAM = 64
 _FIRST_ITEM_WITHIN = 1 << 16
 
 
-def _head(chunks: Iterator[bytes]) -> tuple[Report, bytearray]:
+def _head(chunks: Iterator[bytes]) -> tuple[JsonReport, bytearray]:
     """(the document before the `tests` array, decoded; `[` and the text from its first item
     on). Its own function so that nothing of the head (in a real report the collectors, 0.3x
     the file) is still referenced once the tests are read."""
@@ -143,7 +143,7 @@ def _head(chunks: Iterator[bytes]) -> tuple[Report, bytearray]:
     raise _NotPlain
 
 
-def _cut(chunks: Iterator[bytes], files: JsonReportFiles) -> tuple[Report, bytes]:
+def _cut(chunks: Iterator[bytes], files: JsonReportFiles) -> tuple[JsonReport, bytes]:
     """Feed every test but the last to `files`; (the document before the array, decoded; the
     text from the last item's start). The text read is kept in one buffer that starts with
     `[`: each read's whole tests are decoded from it in place, as one array, and dropped."""

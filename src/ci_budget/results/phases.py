@@ -19,20 +19,32 @@ class ReportError(ValueError):
     """A report that cannot be read; the message names where."""
 
 
-def split_nodeid(nodeid: str) -> tuple[str, str]:
-    """(file path, group) where group is `path::Class` or, for module-level tests, `path`.
+def split_nodeid(nodeid: str) -> tuple[str, str, str]:
+    """(file path, group, test name without its [parameters]) of a pytest node id; the group
+    is `path::Class` or, for module-level tests, `path`. The one reading of node ids.
 
     Parameters (`test_x[a::b/c]`) may contain `::` and `/`, so the bracket part is cut first.
     Nested classes group under the innermost class: every component but the test name.
     """
     head, sep, rest = nodeid.partition("::")
     if not sep:
-        return head, head
+        return head, head, ""
     bracket = rest.find("[")
     if bracket >= 0:
         rest = rest[:bracket]
-    group, inner, _ = rest.rpartition("::")
-    return head, (head + "::" + group) if inner else head
+    group, inner, test = rest.rpartition("::")
+    return head, (head + "::" + group) if inner else head, test
+
+
+def class_of(nodeid: str) -> str | None:
+    """The innermost class of a node id, or None for a module-level test."""
+    path, group, _ = split_nodeid(nodeid)
+    return group.rpartition("::")[2] if group != path else None
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file, one of them relative to a folder the other names."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def normalise_properties(raw: Any) -> dict[str, Any]:

@@ -93,7 +93,7 @@ class JsonReportFiles:
 
     def add_timing(self, timing: TestTiming) -> None:
         self.count += 1
-        path, group = split_nodeid(timing.nodeid)
+        path, group, _ = split_nodeid(timing.nodeid)
         self.by_file.setdefault(path, {}).setdefault(group, []).append(timing)
 
     def add_collector(self, item: Any) -> None:

@@ -1,17 +1,16 @@
 """What one file's run amounts to: its status, classes and printed values read back from the
-report files its pytest wrote, and the results file and TIMINGS block written from them."""
+report files its pytest wrote, and the results file written from them."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from ci_budget.models import FileResult, RunResults
 from ci_budget.results import printed, timings
+from ci_budget.units import secs
+from ci_budget.workspace.sources import write_source
 
 
 def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
@@ -34,18 +33,18 @@ def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
 
 
 def file_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
-    res = timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch)
     report = None
-    if opts.mode == "pytest":
+    if opts.mode == "pytest":  # read once: a large suite's report is large
         try:
             report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
             report = None
+    res = timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, report)
     res.printed = printed_values(job, opts, art, stem, report)
     return res
 
 
-def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> FileResult:
+def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, report) -> FileResult:
     res = FileResult(path=job.path, suite=job.suite, est_time=job.est_time, elapsed=elapsed,
                      exit_code=rc, selection=list(job.selection))  # fmt: skip
     if opts.mode == "script":  # per-file time only: no classes, nothing to leave unattributed
@@ -55,11 +54,9 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> Fi
         return res
     lines = read_lines(art / (stem + ".progress.jsonl")) + read_lines(art / (stem + ".jsonl"))
     rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
-    report = None
     try:
-        report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
-        res.classes = timings.classes_from_json_report(report)
-    except (OSError, ValueError, RecursionError):
+        res.classes = timings.classes_from_json_report(report) if report is not None else []
+    except ValueError:
         report = None
     finished = rlog.finished or report is not None
     if timed_out or not finished:
@@ -69,7 +66,7 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> Fi
     res.unattributed = timings.unattributed(elapsed, res.classes)
     if timed_out:
         res.status = "timeout"
-        res.message = f"timed out after {elapsed:.0f}s" + (
+        res.message = f"timed out after {secs(elapsed)}" + (
             f" in {res.in_flight}" if res.in_flight else ""
         )
     elif not finished:
@@ -103,28 +100,7 @@ def signame(num: int) -> str:
 
 def write_results(results: RunResults, out: Path) -> None:
     """Atomic: a reader (or a later kill) sees the old file or the new one, never half."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(results.model_dump_json(indent=2))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def timings_block(files: Iterable[FileResult]) -> str:
-    """sglang's block, byte-compatible for existing scrapers."""
-    rows = ["========== TIMINGS BEGIN =========="]
-    for f in files:
-        if f.status != "not-run":
-            # whole seconds, and a timeout's limit as its time, as run_suite.py writes them
-            took = f.timeout if f.status == "timeout" and f.timeout else f.elapsed
-            rows.append(json.dumps({"file": f.path, "passed": f.status == "passed",
-                                    "elapsed": round(took)}))  # fmt: skip
-    rows.append("========== TIMINGS END ==========")
-    return "\n".join(rows) + "\n"
+    write_source(out, results.model_dump_json(indent=2))
 
 
 def read_lines(path: Path) -> list[str]:

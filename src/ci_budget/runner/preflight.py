@@ -76,8 +76,8 @@ _PYTEST_PROBE = (
 
 
 class PytestProbe:
-    """`pytest_missing` started now and read later: the interpreter starts while ci-budget
-    scans the tree."""
+    """Whether `python` can run pytest, asked now and read later: the interpreter starts
+    while ci-budget scans the tree."""
 
     def __init__(self, python: str, env=None, wrap=None):
         """`env`: the tests' environment (the interpreter's start-up runs its site-packages'
@@ -115,9 +115,3 @@ class PytestProbe:
             return None
         lines = (err or out).strip().splitlines()
         return lines[-1] if lines else f"exit {self.proc.returncode}"
-
-
-def pytest_missing(python: str) -> str | None:
-    """Why `python` cannot run pytest (the last line of its error), or None when it can: one
-    up-front check instead of every file failing on its own."""
-    return PytestProbe(python).missing()

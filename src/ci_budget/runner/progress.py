@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from ci_budget.results.phases import split_nodeid
+
 BAR = 20
 TAIL_LINES = 30
 
@@ -43,7 +45,7 @@ def line(tag: str, path: str, elapsed: float, est: float, test: str, width: int 
     bar = "█" * filled + "░" * (BAR - filled)
     over = " OVER" if ratio > 1 else ""
     text = f"{tag} {bar} {elapsed:5.0f}s / {est:.0f}s ({ratio * 100:3.0f}%){over}  {path}"
-    name = test.rsplit("::", 1)[-1] if test and "::" in test else ""
+    name = split_nodeid(test)[2] if test else ""
     if name:
         text += f" · {name}"
     width = width or shutil.get_terminal_size((120, 24)).columns

@@ -26,16 +26,18 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
+from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
 from ci_budget.runner.environment import tests_env
-from ci_budget.runner.outcome import file_result, read_lines, timings_block, write_results
+from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.retry import RetryRules, retry_reason
 from ci_budget.runner.sandbox import NOBODY, Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.sharding.select import Job, SelectionError, Skipped
+from ci_budget.units import secs
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
 # environment, which we must not install into; so a temp dir holding only these packages (and
@@ -254,7 +256,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     if interrupted is not None:
         result.status = "cancelled"
         how = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
-        result.message = f"cancelled after {elapsed:.0f}s ({how})"
+        result.message = f"cancelled after {secs(elapsed)} ({how})"
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         # What a file leaves running holds GPUs and ports the next file needs: a failure.

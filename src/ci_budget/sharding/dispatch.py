@@ -14,6 +14,7 @@ from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.sharding.model import PartitionModel
 from ci_budget.sharding.planners import min_shards
+from ci_budget.units import secs
 
 
 @dataclass
@@ -54,12 +55,12 @@ def _sglang_size(suite, count, total, timeout_s, config, model) -> tuple[int, st
     coeff, bias = model.coeff_bias(suite) if model is not None else (1.0, 0.0)
     budget = config.planner.safety * timeout_s - bias
     if budget <= 0:
-        return count, f"{suite}: fit bias {bias:.0f}s leaves no shard budget; one file a shard"
+        return count, f"{suite}: fit bias {secs(bias)} leaves no shard budget; one file a shard"
     ideal = math.ceil(coeff * total / budget)
     if ideal > count:
         return count, (
             f"{suite}: needs {ideal} shards for {count} file(s) (a file alone exceeds the "
-            f"{budget:.0f}s shard budget); one file a shard"
+            f"{secs(budget)} shard budget); one file a shard"
         )
     return max(1, ideal), None
 

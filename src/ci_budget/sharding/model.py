@@ -144,9 +144,10 @@ class PlanNumbers:
     def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
         """A shard's predicted wall from its (file, est_time) list. With the model's fit for
         the suite, sglang's own prediction (coeff x Σ planned seconds + bias). Else, where the
-        history has the suite's job walls, Σ of each file's typical time (its p50, else its
-        planned seconds) + the suite's median job overhead: the backtest on sglang's runs
-        (docs/performance.md) has this within 5 % (median) of the real wall. Else Σ planned."""
+        history has the suite's job walls, Σ of each file's typical time (the p50 of its newest
+        3 passing runs, else its planned seconds) + the suite's median job overhead: the rule
+        the backtest on sglang's runs picks (docs/performance.md; within 5 % of the real wall
+        at the median on the held-out runs). Else Σ planned."""
         files = list(files)
         if self.model is not None and suite in self.model.fit:
             return self.wall(suite, math.fsum(self.seconds(f, suite, e)[0] for f, e in files))
@@ -156,7 +157,7 @@ class PlanNumbers:
         return math.fsum(self._typical(f, suite, e) for f, e in files) + overhead
 
     def _typical(self, path: str, suite: str, est_time: float) -> float:
-        p50 = self.history.stats(path, suite).p50 if self.history is not None else None
+        p50 = self.history.recent_p50(path, suite) if self.history is not None else None
         return float(p50) if p50 is not None else self.seconds(path, suite, est_time)[0]
 
     def predicts_with(self, suite: str) -> str:

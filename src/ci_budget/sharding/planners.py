@@ -263,8 +263,3 @@ def min_shards(
         if makespan(plan(items, k, algorithm), weights) <= limit + EPS:
             return k
     return rule
-
-
-def sglang_shards(total_s: float, timeout_s: float) -> int:
-    """sglang's rule for a suite's shard count."""
-    return max(1, math.ceil(total_s / (0.75 * timeout_s)))

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ci_budget.models import Registration
-from ci_budget.registry import specs as spec_rules
 from ci_budget.registry.parse import unknown
+from ci_budget.registry.specs import split_names
 from ci_budget.sharding.planners import plan
 
 
@@ -56,10 +56,10 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
         raise SelectionError(f"spec {spec!r}: expected path[::Class[::test]]")
     if not sep:
         return path, None
-    shape = spec_rules.split_spec("x.py::" + rest)
-    if isinstance(shape, str):
-        raise SelectionError(f"spec {spec!r}: {shape}")
-    return path, "::" + "::".join(shape[1])
+    names = split_names(rest.split("::"))
+    if isinstance(names, str):
+        raise SelectionError(f"spec {spec!r}: {names}")
+    return path, "::" + "::".join(names)
 
 
 def suite_backend(registrations: Iterable[Registration], suite: str, backend: str | None) -> str:

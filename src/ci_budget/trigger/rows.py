@@ -9,16 +9,7 @@ from typing import Any
 
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Registration
-from ci_budget.sharding.dispatch import dispatch, suite_shards
-
-
-def shard_count(
-    regs: Sequence[Registration],
-    config: Config,
-    weights: dict[tuple[str, str], float] | None = None,
-) -> int:
-    """Shards for one suite's registrations (see sharding.dispatch)."""
-    return suite_shards(regs[0].suite, regs, config, weights).size
+from ci_budget.sharding.dispatch import dispatch
 
 
 def _install(config: Config, name: str) -> str | None:

@@ -10,20 +10,19 @@ from __future__ import annotations
 import base64
 import os
 import re
-import subprocess
 from pathlib import Path
 
 from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.registry.parse import merge, scan_source
-from ci_budget.workspace.git import GitError, _git, list_files, read_blobs
+from ci_budget.workspace.git import GitError, git, list_files, read_blobs
 
 SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def _has_commit(root: Path, sha: str) -> bool:
     try:
-        _git(root, "cat-file", "-e", f"{sha}^{{commit}}")
+        git(root, "cat-file", "-e", f"{sha}^{{commit}}")
     except GitError:
         return False
     return True
@@ -44,14 +43,11 @@ def fetch_commit(root: Path, sha: str, token: str | None = None) -> None:
             GIT_CONFIG_KEY_0="http.extraheader",
             GIT_CONFIG_VALUE_0=f"AUTHORIZATION: basic {basic}",
         )
-    cmd = ["git", "-C", str(root), "fetch", "--quiet", "--no-tags", "--depth=1", "origin", sha]
-    try:
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"git fetch {sha[:12]} failed: {exc}") from None
-    if done.returncode != 0 or not _has_commit(root, sha):
-        lines = done.stderr.strip().splitlines()
-        raise GitError(f"git fetch {sha[:12]} failed: {lines[-1] if lines else done.returncode}")
+    what = f"git fetch {sha[:12]}"
+    git(root, "fetch", "--quiet", "--no-tags", "--depth=1", "origin", sha, env=env, timeout=300,
+        what=what)  # fmt: skip
+    if not _has_commit(root, sha):
+        raise GitError(f"{what} failed: the commit is not there after it")
 
 
 def registrations_at(

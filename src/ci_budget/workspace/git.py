@@ -1,4 +1,5 @@
-"""Test files as they are at a git ref (the PR base), read with the `git` command.
+"""The one way ci-budget runs git (`git`, `GitError`, a timeout on every call), and test files as
+they are at a git ref (the PR base).
 
 One `git ls-tree` lists the files under the globs' fixed directories; one `git cat-file --batch`
 process reads all their blobs. The working tree is never touched.
@@ -8,37 +9,58 @@ from __future__ import annotations
 
 import fnmatch
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ci_budget.config import Config
+from ci_budget.units import secs
 
 GLOB_CHARS = set("*?[")
+TIMEOUT = 120.0  # seconds any git command may take (a fetch names its own)
 
 
 class GitError(Exception):
-    """A git command failed; the message says which ref and why."""
+    """A git command failed, or could not run; the message says which and why, `stderr` is
+    git's own account."""
+
+    def __init__(self, message: str, stderr: str = ""):
+        super().__init__(message)
+        self.stderr = stderr
 
 
-def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
+def git(
+    root: Path,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = TIMEOUT,
+    what: str = "",
+) -> bytes:
+    """The output of `git -C root ARGS`, or GitError when git is missing, fails or runs past
+    `timeout` seconds; `what` names the command in the message (default `git ARGS[0]`)."""
+    what = what or f"git {args[0]}"
     try:
         proc = subprocess.run(
-            ["git", "-C", str(root), *args], input=input, capture_output=True, check=False
-        )
+            ["git", "-C", str(root), *args], input=input, env=env, capture_output=True,
+            timeout=timeout, check=False,
+        )  # fmt: skip
     except FileNotFoundError:
-        raise GitError("git is not installed (needed to read the base ref)") from None
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"{what} took longer than {secs(timeout)}") from None
+    except OSError as exc:
+        raise GitError(f"{what}: {exc.strerror}") from None
     if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
+        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        detail = stderr.splitlines()[-1] if stderr else f"exit {proc.returncode}"
+        raise GitError(f"{what} failed: {detail}", stderr)
     return proc.stdout
 
 
 def resolve(root: Path, ref: str) -> str:
     """The commit sha of `ref`, or a GitError that says how to get it."""
     try:
-        out = _git(
-            root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
-        )
+        out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     except GitError as exc:
         if "not installed" in str(exc):
             raise
@@ -90,20 +112,21 @@ def glob_match(rel: str, pattern: str) -> bool:
     )
 
 
-def selected(rel: str, config: Config) -> bool:
-    """The same selection `scanner.discover` makes in the working tree."""
-    if not any(glob_match(rel, pattern) for pattern in config.test_globs):
-        return False
+def excluded(rel: str, config: Config) -> bool:
+    """Whether the config's `exclude` patterns drop `rel` (by file name or path)."""
     name = rel.rsplit("/", 1)[-1]
-    return not any(
-        fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude
-    )
+    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
+
+
+def selected(rel: str, config: Config) -> bool:
+    """The same selection `scan.discover` makes in the working tree."""
+    return any(glob_match(rel, p) for p in config.test_globs) and not excluded(rel, config)
 
 
 def tree_blobs(root: Path, commit: str, config: Config) -> dict[str, str]:
     """{rel: object id} of the test files at `commit`, sorted by path, from one `git ls-tree`.
     A blob's id names its content, so a cache can be consulted without reading any file."""
-    out = _git(root, "ls-tree", "-r", "-z", commit, "--", *glob_dirs(config.test_globs))
+    out = git(root, "ls-tree", "-r", "-z", commit, "--", *glob_dirs(config.test_globs))
     found = {}
     for entry in out.decode("utf-8", "surrogateescape").split("\0"):
         meta, _, rel = entry.partition("\t")
@@ -123,7 +146,7 @@ def read_blobs(root: Path, commit: str, rels: list[str]) -> dict[str, bytes]:
         return {}
     # `commit:./path` is relative to the root, which may be a folder inside the repository
     request = "".join(f"{commit}:./{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
-    out = _git(root, "cat-file", "--batch", input=request)
+    out = git(root, "cat-file", "--batch", input=request)
     blobs: dict[str, bytes] = {}
     pos = 0
     for rel in rels:
@@ -140,34 +163,25 @@ def read_blobs(root: Path, commit: str, rels: list[str]) -> dict[str, bytes]:
     return blobs
 
 
-def files_at(root: Path, ref: str, config: Config) -> tuple[str, dict[str, bytes]]:
-    """(commit, {rel: content}) of the test files at `ref`."""
-    commit = resolve(root, ref)
-    return commit, read_blobs(root, commit, list_files(root, commit, config))
-
-
 def changed_files(root: Path, commit: str) -> list[str]:
     """Paths that differ between `commit` and the working tree (tracked files)."""
-    out = _git(root, "diff", "--name-only", "--relative", "-z", "--no-renames", commit, "--")
+    out = git(root, "diff", "--name-only", "--relative", "-z", "--no-renames", commit, "--")
     return sorted(n for n in out.decode("utf-8", "surrogateescape").split("\0") if n)
 
 
 def head_commit(root: Path) -> str | None:
     """The checked-out commit, or None outside a git checkout."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        return git(root, "rev-parse", "HEAD", timeout=10).decode().strip() or None
+    except GitError:
         return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def repo_path(root: Path, rel: str) -> str:
     """`rel` (relative to `root`) as GitHub names it: from the repository's top level, so a
     project in a folder of a larger repository still points at its own files."""
     try:
-        prefix = _git(root, "rev-parse", "--show-prefix").decode("utf-8").strip()
+        prefix = git(root, "rev-parse", "--show-prefix").decode("utf-8").strip()
     except GitError:
         prefix = ""
     return prefix + rel
@@ -176,6 +190,6 @@ def repo_path(root: Path, rel: str) -> str:
 def in_work_tree(root: Path) -> bool:
     """Whether `root` is inside a git work tree."""
     try:
-        return _git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
+        return git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
     except GitError:
         return False

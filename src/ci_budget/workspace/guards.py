@@ -4,26 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.arch.docstrings import class_names
 from ci_budget.arch.flags import flagged_rows
 from ci_budget.config import Config
 from ci_budget.models import ArchRow, Problem
-
-
-def read_source(root: Path, rel: str) -> tuple[str | None, Problem | None]:
-    try:
-        return (root / rel).read_text(encoding="utf-8"), None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, Problem(file=rel, message=f"cannot read: {exc}")
-
-
-def rows_for_files(
-    root: Path, rels: list[str], config: Config, ci_arch: str | None = None
-) -> tuple[list[ArchRow], list[Problem]]:
-    """Flagged rows and problems of the given repo-relative files. `ci_arch` None: each file's
-    registered runner config, else its docstring's "CI runs X" hint."""
-    rows, problems, _ = guard_files(root, rels, config, ci_arch, classes=False)
-    return rows, problems
+from ci_budget.workspace.sources import read_source
 
 
 def rows_at_commit(root: Path, commit: str, rels: list[str], config: Config) -> list[ArchRow]:
@@ -42,21 +26,20 @@ def rows_at_commit(root: Path, commit: str, rels: list[str], config: Config) -> 
 
 
 def guard_files(
-    root: Path, rels: list[str], config: Config, ci_arch: str | None = None, classes: bool = True
-):
-    """(rows, problems, classes): `classes` maps each file to the class names it defines (left
-    empty with `classes=False`, which saves a second parse of every file)."""
+    root: Path, rels: list[str], config: Config, ci_arch: str | None = None
+) -> tuple[list[ArchRow], list[Problem], dict[str, set[str]]]:
+    """(rows, problems, classes) of the repo-relative files `rels`: their flagged table rows
+    (see `arch.flags.flagged_rows`) and the class names each file defines."""
     rows: list[ArchRow] = []
     problems: list[Problem] = []
     names: dict[str, set[str]] = {}
     for rel in rels:
-        source, problem = read_source(root, rel)
-        if source is None:
-            problems.append(problem)
+        try:
+            source = read_source(root / rel)
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(Problem(file=rel, message=f"cannot read: {exc}"))
             continue
-        found, probs = flagged_rows(rel, source, config, ci_arch)
+        found, probs, names[rel] = flagged_rows(rel, source, config, ci_arch)
         rows.extend(found)
         problems.extend(probs)
-        if classes:
-            names[rel] = class_names(source)
     return rows, problems, names

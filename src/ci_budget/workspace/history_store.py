@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -15,6 +13,7 @@ from ci_budget.history.model import (
     HistoryError,
     StoreFile,
 )
+from ci_budget.workspace.sources import write_source
 
 
 def load_history(path: Path, max_samples: int | None = None, missing_ok: bool = True) -> History:
@@ -44,16 +43,7 @@ def load_history(path: Path, max_samples: int | None = None, missing_ok: bool = 
 
 def save_history(path: Path, history: History) -> None:
     """Write atomically: a crash mid-write never leaves a truncated store behind."""
-    data = history.to_store().model_dump_json(indent=1, exclude_defaults=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_source(path, history.to_store().model_dump_json(indent=1) + "\n")
 
 
 def _first_error(exc: ValidationError) -> str:

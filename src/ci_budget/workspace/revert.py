@@ -3,35 +3,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ci_budget.workspace.git import GitError, git
+
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 
 
-class RevertError(Exception):
-    """A ref that cannot be reverted; the message names it and the files in conflict."""
+def _text(where: Path, *args: str) -> str:
+    return git(where, *args).decode("utf-8", "replace").strip()
 
 
-def _git(where: Path, *args: str) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(where), *args], capture_output=True, text=True, check=False
-        )
-    except FileNotFoundError:
-        raise RevertError("git is not installed (needed for a temporary checkout)") from None
+def _quiet(where: Path, *args: str) -> None:
+    """Clean-up: a failure changes nothing the caller could act on."""
+    with contextlib.suppress(GitError):
+        git(where, *args)
 
 
 def toplevel(path: Path) -> Path:
-    proc = _git(path, "rev-parse", "--show-toplevel")
-    if proc.returncode != 0:
-        raise RevertError(f"{path}: not inside a git repository")
-    return Path(proc.stdout.strip())
+    try:
+        return Path(_text(path, "rev-parse", "--show-toplevel"))
+    except GitError:
+        raise GitError(f"{path}: not inside a git repository") from None
 
 
 @contextmanager
@@ -39,16 +38,17 @@ def head_worktree(repo: Path) -> Iterator[Path]:
     """A detached worktree of HEAD in a temporary directory; removed on the way out."""
     tmp = Path(tempfile.mkdtemp(prefix="ci-budget-guard-"))
     tree = tmp / "tree"
-    proc = _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
-    if proc.returncode != 0:
+    try:
+        git(repo, "worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
+    except GitError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise RevertError(f"cannot check out HEAD: {proc.stderr.strip()}")
+        raise GitError(f"cannot check out HEAD: {exc.stderr or exc}") from None
     try:
         yield tree
     finally:
-        _git(repo, "worktree", "remove", "--force", str(tree))
+        _quiet(repo, "worktree", "remove", "--force", str(tree))
         shutil.rmtree(tmp, ignore_errors=True)
-        _git(repo, "worktree", "prune")
+        _quiet(repo, "worktree", "prune")
 
 
 def revert(tree: Path, ref: str, cwd: Path, sub: str = ".") -> str:
@@ -59,28 +59,30 @@ def revert(tree: Path, ref: str, cwd: Path, sub: str = ".") -> str:
     patch = Path(ref) if Path(ref).is_absolute() else cwd / ref
     if not _HEX.fullmatch(ref) and patch.is_file():
         where = [f"--directory={sub}"] if sub not in ("", ".") else []
-        proc = _git(tree, "apply", "-R", *where, "--whitespace=nowarn", str(patch.resolve()))
-        if proc.returncode != 0:
-            files = sorted(set(re.findall(r"error: (?:patch failed: )?([^:\s]+)[:]", proc.stderr)))
-            raise RevertError(
-                f"{ref}: does not revert cleanly on HEAD: {', '.join(files) or proc.stderr.strip()}"
-            )
+        try:
+            git(tree, "apply", "-R", *where, "--whitespace=nowarn", str(patch.resolve()))
+        except GitError as exc:
+            files = sorted(set(re.findall(r"error: (?:patch failed: )?([^:\s]+)[:]", exc.stderr)))
+            raise GitError(
+                f"{ref}: does not revert cleanly on HEAD: {', '.join(files) or exc.stderr}"
+            ) from None
         return f"patch {ref}"
-    proc = _git(tree, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    if proc.returncode != 0:
-        raise RevertError(f"{ref}: neither a patch file nor a commit")
-    sha = proc.stdout.strip()
-    subject = _git(tree, "log", "-1", "--format=%s", sha).stdout.strip()
-    proc = _git(tree, "revert", "--no-commit", sha)
-    if proc.returncode != 0:
-        conflicts = _git(tree, "diff", "--name-only", "--diff-filter=U").stdout.split()
-        what = ", ".join(conflicts) or proc.stderr.strip()
-        raise RevertError(f"{ref}: does not revert cleanly on HEAD: conflict in {what}")
+    try:
+        sha = _text(tree, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except GitError:
+        raise GitError(f"{ref}: neither a patch file nor a commit") from None
+    subject = _text(tree, "log", "-1", "--format=%s", sha)
+    try:
+        git(tree, "revert", "--no-commit", sha)
+    except GitError as exc:
+        conflicts = _text(tree, "diff", "--name-only", "--diff-filter=U").split()
+        what = ", ".join(conflicts) or exc.stderr
+        raise GitError(f"{ref}: does not revert cleanly on HEAD: conflict in {what}") from None
     return f"commit {sha[:12]} {subject}"
 
 
 def reset(tree: Path) -> None:
     """Back to HEAD: undo every revert (untracked files go too; ignored ones stay)."""
-    _git(tree, "revert", "--quit")
-    _git(tree, "reset", "--quiet", "--hard", "HEAD")
-    _git(tree, "clean", "-fdq")
+    _quiet(tree, "revert", "--quit")
+    _quiet(tree, "reset", "--quiet", "--hard", "HEAD")
+    _quiet(tree, "clean", "-fdq")

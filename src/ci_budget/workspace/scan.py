@@ -17,6 +17,7 @@ from ci_budget.config import Config
 from ci_budget.models import Problem, RegistryScan
 from ci_budget.registry.fast import scan_source_fast
 from ci_budget.registry.parse import merge, scan_source
+from ci_budget.workspace.git import excluded
 from ci_budget.workspace.scan_cache import StatCache
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
@@ -94,11 +95,6 @@ def scan_paths(
     return merge(results[rel] for rel in rels)
 
 
-def _excluded(rel: str, config: Config) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel, pat) for pat in config.exclude)
-
-
 def _walk(top: str, rel: str, name: str, deep: bool, out: list[str]) -> None:
     """Files named like `name` in `top` (and, `deep`, in every folder below it that is not a
     symbolic link: `**` as `Path.glob` reads it), as `rel` + their path."""
@@ -132,7 +128,7 @@ def glob_files(root: Path, pattern: str) -> list[str]:
 def discover(root: Path, config: Config) -> list[str]:
     """Repo-relative paths of test files, sorted, duplicates removed."""
     found = {rel for pattern in config.test_globs for rel in glob_files(root, pattern)}
-    return sorted(rel for rel in found if not _excluded(rel, config))
+    return sorted(rel for rel in found if not excluded(rel, config))
 
 
 def directory_order(root: Path, config: Config) -> dict[str, int]:

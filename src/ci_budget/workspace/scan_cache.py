@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 
 from ci_budget.config import Config
 from ci_budget.models import RegistryScan
+from ci_budget.workspace.sources import write_source
 
 STAT_VERSION = 2  # 2: entries carry size and mtime
 BLOB_VERSION = 1
@@ -39,10 +39,7 @@ def _load(path: Path, key: str) -> dict:
 
 
 def _write(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two writers never share one
-    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    tmp.replace(path)
+    write_source(path, json.dumps(data, separators=(",", ":")))
 
 
 def _valid(dump: object, rel: str) -> RegistryScan | None:

@@ -1,19 +1,35 @@
-"""Test source files read and written exactly as they are (line endings kept), for the commands
-that edit them in place."""
+"""Files read and written exactly as they are: every byte a command does not change (CRLF line
+endings, a byte-order mark, trailing blanks) is written back as it was read, and a file is
+replaced whole, never left half-written."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 
 
 def read_source(path: Path) -> str:
-    with path.open(encoding="utf-8", newline="") as fh:  # keep CRLF as it is
+    """The file's text, line endings untranslated (OSError, UnicodeDecodeError)."""
+    with path.open(encoding="utf-8", newline="") as fh:
         return fh.read()
 
 
 def write_source(path: Path, text: str) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    """`text` into `path` as given, through a temporary file beside it: a reader, or a kill
+    mid-write, sees the old file or the new one. An existing file keeps its permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def inside(root: Path, rel: str) -> bool:
