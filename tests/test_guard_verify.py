@@ -73,7 +73,7 @@ def test_verify_write_keeps_a_crlf_file_crlf(tmp_path, monkeypatch, capsys):
     state.write_text("REVERTED = None\n")
     git(root, "commit", "-qam", "Fix #34184: save the state at the prefix end")
     monkeypatch.chdir(root)
-    argv = ["guard", "verify", REL, "--revert", "HEAD", "--arch", "sm90",
+    argv = ["guard", "verify", REL, "--revert", "HEAD", "--arch", "sm90", "--force-arch",
             "--python", sys.executable, "--write"]  # fmt: skip
     assert main(argv) == 0
     after = (root / REL).read_bytes()

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
-from ci_budget.app.run import (
+from ci_budget.app.sandboxing import (
     interpreter,
     open_sandbox,
     sandbox_expose_option,

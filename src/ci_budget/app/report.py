@@ -99,15 +99,10 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     runs = load_runs(options)
     rows, problems = measured_table_rows(settings, runs)
     reported = {result.path for run in runs for result in run.files}
-    built = build_report(
-        # The report joins only the files that have results: the others need no parsing.
-        scan_files(root, [f for f in discover(root, config) if f in reported], config),
-        runs,
-        config,
-        kind=options.kind,
-        arch_rows=rows,
-        arch_problems=problems,
-    )
+    # The report joins only the files that have results: the others need no parsing.
+    scanned = scan_files(root, [f for f in discover(root, config) if f in reported], config)
+    built = build_report(scanned, runs, config, kind=options.kind, arch_rows=rows,
+                         arch_problems=problems)  # fmt: skip
     if options.history is not None or options.partition_model is not None:
         from ci_budget.app.numbers import plan_numbers
         from ci_budget.budget.status import attach_numbers
@@ -136,13 +131,8 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     sink.annotations(annotations(built) + arch_annotations(built))
     sink.flush()
     if options.post:
-        sink.post(
-            md,
-            kind=options.kind,
-            pr=options.pr,
-            what="the comment",
-            where=kept(options.out),
-        )
+        sink.post(md, kind=options.kind, pr=options.pr, what="the comment",
+                  where=kept(options.out))  # fmt: skip
     return 1 if should_fail(options.fail_on, built) else 0
 
 
