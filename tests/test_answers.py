@@ -167,6 +167,7 @@ def test_a_failing_file_keeps_its_raw_reports_and_says_where(tmp_path, monkeypat
     folder = Path(line.split(": ", 1)[1].split(" (")[0])
     assert list(folder.glob("*test_0.log")) and not (tmp_path / "r-artifacts").exists()
     assert not folder.is_relative_to(tmp_path)  # a temporary folder, not the user's
+    shutil.rmtree(folder)
 
 
 # --- report and diff write files only where asked ------------------------------------------------
