@@ -181,9 +181,8 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     try:
         registrations, selection = _select(settings, options, sink)
     except BaseException:
-        for probe in (pytest_probe, gpu_probe):
-            if probe is not None:
-                probe.stop()
+        for probe in filter(None, (pytest_probe, gpu_probe)):
+            probe.stop()
         raise
     jobs = selection.jobs
     skipped = [runner.skipped_result(s) for s in selection.skipped]
@@ -192,11 +191,10 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
         raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
+    artifacts = options.artifacts_dir or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-"))
     opts = runner.RunSetup(
         root=settings.root, config=settings.config, out=out, python=python, mode=mode,
-        artifacts_dir=options.artifacts_dir
-        or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-")),
-        timeout_per_file=options.timeout_per_file, grace=options.grace,
+        artifacts_dir=artifacts, timeout_per_file=options.timeout_per_file, grace=options.grace,
         heartbeat=options.heartbeat, fail_fast=options.fail_fast,
         retry=retry_rules(settings, options.retry), sandbox=box,
     )  # fmt: skip
@@ -233,6 +231,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
+    from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import directory_order, scan_tree
 
     root, config = settings.root, settings.config
@@ -263,6 +262,7 @@ def _select(settings, options: RunOptions, sink: Sink):
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
             order=directory_order(root, config) if partition is None else None,
+            extra=rerun_files(root, config) if options.specs else (),
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None

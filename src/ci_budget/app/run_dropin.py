@@ -110,9 +110,10 @@ def print_dry_run(selection, fmt: str, sink: Sink) -> None:
     total = sum(j.est_time for j in selection.jobs)
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
+        where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
         sink.echo(
             f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
-            f"  {j.suite} ({j.backend})"
+            f"  {where}"
         )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
