@@ -26,7 +26,7 @@ class PostJsonOptions:
     kind: str = "run"  # "run": a run report; "budget": the static report
     pr: int | None = None
     post: bool = False
-    out: Path = Path("ci-budget-report.md")
+    out: Path | None = Path("ci-budget-report.md")  # None: the step summary only
 
 
 def load_report(path: Path, kind: str):
@@ -107,10 +107,12 @@ def post_json(settings, options: PostJsonOptions, sink: Sink | None = None) -> i
         md = markdown(report, blob=blob)
     sink.report_files(options.out, md, report.model_dump_json(indent=2))
     sink.summary(md)
-    sink.outputs({"report-path": str(options.out)})
+    out = "" if options.out is None else str(options.out)
+    sink.outputs({"report-path": out})
     if options.post:
         number = options.pr if options.pr is not None else _pull(settings, head)
-        sink.post(md, kind=options.kind, pr=number, what="the comment", where=str(options.out))
-    else:
-        sink.echo(f"report: {options.out}")
+        sink.post(md, kind=options.kind, pr=number, what="the comment",
+                  where=out or "the step summary")  # fmt: skip
+    elif out:
+        sink.echo(f"report: {out}")
     return 0

@@ -109,6 +109,8 @@ def _entry(text: str) -> tuple[str, bool, float] | str:
         return f"not JSON ({exc.msg})"
     except ValueError as exc:  # valid JSON Python refuses, such as a 5,000-digit number
         return f"not readable JSON ({exc})"
+    except RecursionError:  # json.loads recurses once per level of nesting
+        return "not JSON (nested too deeply)"
     if not isinstance(data, dict):
         return "not a JSON object"
     path, passed, elapsed = data.get("file"), data.get("passed"), data.get("elapsed")
