@@ -138,7 +138,7 @@ class RetryPatterns(Section):
 
 
 class PlannerSettings(Section):
-    algorithm: Literal["lpt", "best"] = "lpt"
+    algorithm: Literal["lpt"] = "lpt"  # sglang's; "best" went (docs/performance.md)
     safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
     max_shards: int = Field(64, ge=1)
     # "fewest": the fewest shards whose plan fits; "sglang": ceil(coeff*sum / (safety*T - bias))
