@@ -80,8 +80,8 @@ def file_results_from_json_report(data: dict) -> list[FileResult]:
 
 
 class JsonReportFiles:
-    """`file_results_from_json_report`, fed one test (and collector) at a time, so a reader can
-    stream a large report instead of holding all of it: only the timings are kept."""
+    """`file_results_from_json_report`, fed one test (and collector) at a time: only the
+    timings are kept."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -89,9 +89,7 @@ class JsonReportFiles:
         self.collect_failed: dict[str, str] = {}
 
     def add_test(self, item: Any) -> None:
-        self.add_timing(json_timing(self.count, item))
-
-    def add_timing(self, timing: TestTiming) -> None:
+        timing = json_timing(self.count, item)
         self.count += 1
         path, group, _ = split_nodeid(timing.nodeid)
         self.by_file.setdefault(path, {}).setdefault(group, []).append(timing)
