@@ -9,8 +9,8 @@ from pathlib import Path
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
+from ci_budget.app.run_select import print_dry_run, select_run
 from ci_budget.app.sink import Sink
-from ci_budget.units import secs
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
@@ -152,12 +152,12 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     settings.check()  # a bad root or config is the first error
     options = drop_in_options(options)
     if options.dry_run:
-        _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
+        print_dry_run(select_run(settings, options, sink)[1], options.format, sink)
         return 0
     if options.from_log is not None:
         from ci_budget.app.run_log import read_log
 
-        registrations, selection = _select(settings, options, sink)
+        registrations, selection = select_run(settings, options, sink)
         python = options.python or "python3"
         meta = _meta(settings, options, registrations, python, "script", None)
         return read_log(options, selection, meta, settings.root, sink)
@@ -214,7 +214,7 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
     gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
     try:
-        registrations, selection = _select(settings, options, sink)
+        registrations, selection = select_run(settings, options, sink)
         for job in selection.jobs:
             if (why := preflight.missing_selection(settings.root, job)) is not None:
                 raise AppError(why)
@@ -238,106 +238,12 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
         retry=retry_rules(settings, options.retry), sandbox=box,
     )  # fmt: skip
     if options.drop_in:
-        _print_dry_run(selection, "text", sink)
+        print_dry_run(selection, "text", sink)
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
     results = runner.run_jobs(jobs, skipped, meta, opts)
     sink.echo(f"results: {out}")
     return runner.exit_status(results)
-
-
-def _select(settings, options: RunOptions, sink: Sink):
-    """(registrations, the shard's selection)."""
-    from ci_budget.app.numbers import note_uncovered, plan_numbers
-    from ci_budget.runner.run import resolve_path
-    from ci_budget.sharding.planners import parse_partition
-    from ci_budget.sharding.select import SelectionError, select_jobs
-    from ci_budget.workspace.scan import directory_order, scan_tree
-
-    root, config = settings.root, settings.config
-    partition = None
-    if options.partition:
-        try:
-            partition = parse_partition(options.partition)
-        except ValueError as exc:
-            raise AppError(f"--partition: {exc}") from None
-    if options.timeout_per_file is not None and not options.timeout_per_file > 0:
-        raise AppError("--timeout-per-file must be positive")
-    scan = scan_tree(root, config)
-    for problem in scan.errors:
-        sink.warn(f"registry error, file skipped: {problem}")
-    # Every shard of a run must read the same numbers, or the shards would split differently.
-    numbers = plan_numbers(options.history, options.partition_model, sink)
-    weights = numbers.weights(scan.registrations)
-    note_uncovered(numbers, options.suites, sink)
-    try:
-        selection = select_jobs(
-            scan.registrations,
-            options.suites,
-            options.specs,
-            partition,
-            weights=weights,
-            backend=options.backend,
-            nightly=options.nightly,
-            resolve=lambda path: resolve_path(path, root),
-            order=directory_order(root, config) if partition is None else None,
-        )
-    except SelectionError as exc:
-        raise AppError(str(exc)) from None
-    for job in selection.jobs:
-        job.timeout = file_timeout(config, options, job)
-    return scan.registrations, selection
-
-
-def file_timeout(config, options: RunOptions, job) -> float:
-    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
-    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
-    flat limit grows by the retry increase when retries are on."""
-    from ci_budget.config import est_time_timeout
-
-    if options.timeout_from_est_time:
-        return est_time_timeout(job.est_time)
-    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
-    if isinstance(rule, str):
-        return est_time_timeout(job.est_time)
-    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
-    return limit + (options.retry.timeout_increase if options.retry else 0.0)
-
-
-def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
-    if fmt == "json":
-        files = [
-            {
-                "path": j.path,
-                "est_time": j.est_time,
-                "suite": j.suite,
-                "backend": j.backend,
-                "timeout": j.timeout,
-            }  # fmt: skip
-            | ({"selection": j.selection} if j.selection else {})
-            for j in selection.jobs
-        ]
-        skipped = [
-            {
-                "path": s.path,
-                "est_time": s.est_time,
-                "suite": s.suite,
-                "backend": s.backend,
-                "reason": s.reason,
-            }  # fmt: skip
-            for s in selection.skipped
-        ]
-        sink.json({"files": files, "skipped": skipped})
-        return
-    total = sum(j.est_time for j in selection.jobs)
-    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
-    for j in selection.jobs:
-        sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
-            f"  {j.suite} ({j.backend})"
-        )
-    for s in selection.skipped:
-        sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
 
 
 def _meta(settings, options: RunOptions, registrations, python: str, mode: str, gpu):
