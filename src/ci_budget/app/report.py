@@ -83,8 +83,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         published = PostJsonOptions(options.report_json, options.kind, options.pr,
                                     options.post, options.out)  # fmt: skip
         return post_json(settings, published, sink)
-    from ci_budget.budget.status import build_report, worst_status
-    from ci_budget.budget.verdict import run_verdict
+    from ci_budget.budget.status import build_report
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import discover, scan_files
@@ -117,17 +116,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         text = md if fmt == "markdown" else terminal(built, options.classes)
         sink.report(text, options.out, explicit=options.format is not None)
     sink.summary(md)
-    statuses = [line.status for line in built.lines]
-    sink.outputs(
-        {
-            "status": worst_status(built),
-            "verdict": run_verdict(built).level,
-            "over": statuses.count("over"),
-            "near": statuses.count("near"),
-            "timeouts": statuses.count("timeout"),
-            "report-path": str(options.out),
-        }
-    )
+    sink.outputs(_outputs(built, options.out))
     sink.annotations(annotations(built) + arch_annotations(built))
     sink.flush()
     if options.post:
@@ -139,6 +128,22 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             where=f"the report is in {options.out}",
         )
     return 1 if should_fail(options.fail_on, built) else 0
+
+
+def _outputs(built, out: Path) -> dict:
+    """The step's outputs: the worst status, the verdict, counts, where the report is."""
+    from ci_budget.budget.status import worst_status
+    from ci_budget.budget.verdict import run_verdict
+
+    statuses = [line.status for line in built.lines]
+    return {
+        "status": worst_status(built),
+        "verdict": run_verdict(built).level,
+        "over": statuses.count("over"),
+        "near": statuses.count("near"),
+        "timeouts": statuses.count("timeout"),
+        "report-path": str(out),
+    }
 
 
 def _blob(settings, runs) -> str | None:
