@@ -31,8 +31,6 @@ from ci_budget.runner.sandbox_tree import SETTLE, SandboxedTree
 
 NOBODY = 65534
 INIT = "ci_budget_sandbox_init.py"
-MODES = ("auto", "on", "off")
-NETWORKS = ("host", "none")
 OPT_OUT = "--sandbox off (action input unsandboxed-tests-i-accept-the-risk: true)"
 _DROP_ENV = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK")
 
