@@ -17,7 +17,7 @@ specs written `path[::Class[::test]]` from the repository root. `--record` write
 tests/fixtures/sglang_rerun/fixture.json: the comments with sglang's decision and the facts of
 the checkout that ci-budget's decision needs (the registrations of every file under the roots a
 `/rerun-test` searches, the multimodal test files, the zero-config settings), so that
-tests/test_rerun_sglang.py can check ci-budget against sglang without a checkout.
+tests/ciprofile/test_rerun_sglang.py can check ci-budget against sglang without a checkout.
 """
 
 from __future__ import annotations

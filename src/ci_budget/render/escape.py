@@ -45,7 +45,7 @@ _HTML_RE = re.compile(r"[&<>]")
 
 # Format characters (Unicode category Cf, as of Unicode 14-15: bidi controls, zero-width spaces
 # and joiners, BOM, tag characters, ...; U+13439-1343F joined Cf in 15), and the blank letters
-# and the joiner that render as nothing. tests/test_escape_layer.py checks this against the
+# and the joiner that render as nothing. tests/render/test_escape_layer.py checks this against the
 # running Python's `unicodedata`.
 _HIDDEN = re.compile(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"

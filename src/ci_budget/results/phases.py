@@ -138,7 +138,7 @@ def class_timings(groups: dict[str, list[TestTiming]]) -> list[ClassTiming]:
 def built(cls: type[T], **values: Any) -> T:
     """A slotted dataclass from values already of its fields' types (every field given), set
     without validation: validating copies the list of test cases, thousands of times over in
-    a large report. tests/test_perf_equivalence.py holds it equal to the validated path."""
+    a large report. tests/registry/test_perf_equivalence.py holds it equal to the validated path."""
     obj = _new(cls)
     for name, value in values.items():
         _set(obj, name, value)

@@ -1,0 +1,68 @@
+"""The bundled example's demo shows every budget status, on a loaded machine as on an idle one.
+
+The example's files time-box their work against their own process age, so their ratio to
+est_time does not depend on the machine's speed. This runs the README's demo command for real
+while extra busy processes load every core, and checks the statuses the report gives.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.cli import cli
+
+pytest.importorskip("numpy", reason="the example model needs numpy")
+
+from tests.example.test_example_recorded import EXAMPLE, EXPECTED  # noqa: E402
+
+SUITES = [
+    "base-a-test-1-gpu-large",
+    "base-b-test-1-gpu-large",
+    "base-b-test-2-gpu-large",
+    "base-c-test-1-gpu-large",
+]
+
+
+def _spin(stop) -> None:
+    while not stop.is_set():
+        pass
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # The demo's own settings whatever this machine's BITEXACT_* say.
+    env = {"BITEXACT_BACKEND": "numpy"}
+    return cli(*args, cwd=cwd, env=env, drop=("BITEXACT_", "GITHUB_"))
+
+
+@pytest.mark.slow  # about 45 s of wall time: the demo's files are time-boxed
+def test_demo_statuses_hold_on_a_loaded_machine(tmp_path):
+    stop = multiprocessing.Event()
+    spinners = [
+        multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+        for _ in range(os.cpu_count() or 2)
+    ]
+    for p in spinners:
+        p.start()
+    try:
+        suites = [a for s in SUITES for a in ("--suite", s)]
+        run = _cli("run", "--root", str(EXAMPLE), *suites, "--continue-on-error",
+                   "--out", "results.json", cwd=tmp_path)  # fmt: skip
+    finally:
+        stop.set()
+        for p in spinners:
+            p.join(timeout=10)
+    assert run.returncode == 1, run.stdout + run.stderr  # the hanging file timed out
+    report = _cli(
+        "report", "--root", str(EXAMPLE), "--results", "results.json", "--format", "json",
+        "--out", "report.md", cwd=tmp_path,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    lines = json.loads(report.stdout)["lines"]
+    assert {line["file"]: line["status"] for line in lines} == EXPECTED, run.stdout
+    timed_out = next(line for line in lines if line["status"] == "timeout")
+    assert "test_server_becomes_ready" in (timed_out.get("message") or "")

@@ -1,0 +1,154 @@
+"""The one partition-model home: how a model file is read (one line per unusable part, sglang's
+fallbacks), the per-file rule every command plans with (model est, else measured p90, else
+est_time), and `run` / `plan` / the static report using it."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from helpers.registry import reg
+
+from ci_budget.history.model import History, JobWall, Sample
+from ci_budget.models import FileResult, RunMeta, RunResults
+from ci_budget.sharding.model import PlanNumbers, parse_model
+from ci_budget.workspace.model_file import read_model
+from tests.history.test_history_weights import SUITE, _cli, _history, _repo
+
+R = "test/registered/"
+
+
+def test_bad_parts_are_one_line_each_and_fall_back_as_sglang_does():
+    model, problems = parse_model(
+        {
+            "est": {SUITE: {"a.py": 120, "b.py": "slow", "c.py": -4}, "x": [1]},
+            "fit": {SUITE: {"coeff": -0.4, "bias": 9000}, "y": {"coeff": 1.2, "bias": 30}},
+        },
+        "m.json",
+    )
+    assert problems == [
+        f"m.json: est.{SUITE}: 2 value(s) not a number of seconds (first: b.py); "
+        "those files use est_time",
+        "m.json: est.x is not an object of file -> seconds; ignored",
+        f"m.json: fit.{SUITE}: coeff -0.4 is not positive; coeff 1, bias 0",
+    ]
+    assert model.est == {SUITE: {"a.py": 120.0}} and model.raw_est[SUITE]["a.py"] == 120
+    assert model.coeff_bias(SUITE) == (1.0, 0.0) and model.coeff_bias("y") == (1.2, 30.0)
+    assert model.coeff_bias("absent") == (1.0, 0.0)
+    assert parse_model([1, 2], "m.json") == (
+        None,
+        ["m.json: not a JSON object; planning on est_time"],
+    )
+
+
+def test_a_truncated_or_missing_model_file_is_one_line(tmp_path: Path):
+    path = tmp_path / "model.json"
+    path.write_text('{"est": {"s": {"a.py": 1')
+    model, problems = read_model(path)
+    assert model is None and len(problems) == 1
+    assert problems[0].startswith(f"{path}:1:") and "not valid JSON" in problems[0]
+    assert read_model(tmp_path / "none.json") == (
+        None, [f"{tmp_path / 'none.json'}: no such file; planning on est_time"],
+    )  # fmt: skip
+
+
+def test_per_file_rule_model_then_p90_then_est_time():
+    history = History()
+    history.add_results(RunResults(meta=RunMeta(suites=[SUITE]), files=[
+        FileResult(path="a.py", suite=SUITE, elapsed=300, status="passed"),
+        FileResult(path="b.py", suite=SUITE, elapsed=200, status="passed"),
+    ]))  # fmt: skip
+    model, _ = parse_model(
+        {"est": {SUITE: {"a.py": 500}}, "fit": {SUITE: {"coeff": 1.1, "bias": 60}}}
+    )
+    numbers = PlanNumbers(model=model, history=history)
+    assert numbers.seconds("a.py", SUITE, 10) == (500.0, "model")
+    assert numbers.seconds("b.py", SUITE, 10) == (200.0, "p90")
+    assert numbers.seconds("c.py", SUITE, 10) == (10.0, "est_time")
+    assert numbers.wall(SUITE, 1000) == 1160.0  # 1.1 x 1000 + 60
+    assert PlanNumbers().weights([reg("a.py", 7)]) == {("a.py", SUITE): 7.0}
+
+
+def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
+    """The predicted shard wall with job walls in the history (the rule the backtest on
+    sglang's runs picks, docs/performance.md): each file's p50 over its newest 3 passing runs
+    (else its planned seconds) + the suite's median wall - Σ elapsed; a model's fit wins."""
+
+    def day(d: int) -> datetime:
+        return datetime(2026, 6, d, tzinfo=UTC)
+
+    history = History()
+    for d, elapsed in enumerate([900, 850, 800, 100, 120], start=1):  # a.py got faster
+        history.add_sample("a.py", SUITE, Sample(run=f"r{d}", elapsed=elapsed, status="passed",
+                                                 date=day(d)))  # fmt: skip
+    history.add_sample("a.py", SUITE, Sample(run="r9", elapsed=5, status="failed", date=day(9)))
+    # no job walls yet: Σ planned seconds (a.py's p90, 900 s), no overhead
+    assert PlanNumbers(history=history).shard_wall(SUITE, [("a.py", 10)]) == 900
+    for d, wall in enumerate([400, 350, 330], start=1):  # overheads 100, 50, 30
+        history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=day(d)))
+    assert history.recent_p50("a.py", SUITE) == 120  # 800, 100, 120 (not 800: p50 of all 5)
+    assert history.stats("a.py", SUITE).p50 == 800 and history.overhead(SUITE) == 50
+    numbers = PlanNumbers(history=history)
+    # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead
+    assert numbers.shard_wall(SUITE, [("a.py", 10), ("b.py", 40)]) == 120 + 40 + 50
+    model, _ = parse_model({"fit": {SUITE: {"coeff": 1.1, "bias": 60}}})
+    fitted = PlanNumbers(model=model, history=history)  # a.py plans on its p90, 900 s
+    assert fitted.shard_wall(SUITE, [("a.py", 10)]) == 1.1 * 900 + 60
+
+
+def _shard0(root: Path, tmp_path: Path, *extra: str) -> tuple[list[str], str]:
+    out = tmp_path / "r.json"
+    proc = _cli(root, "run", "--suite", SUITE, "--partition", "0/2", "--out", str(out), *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [f["path"] for f in json.loads(out.read_text())["files"]], proc.stderr
+
+
+@pytest.mark.slow  # three real `run`s
+def test_run_takes_the_models_est_over_the_history_and_names_a_suite_it_lacks(tmp_path: Path):
+    root = _repo(tmp_path)  # est_time a 100, b 10, c 10
+    store = _history(tmp_path / "h.json", {R + "test_b.py": 90})
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({"est": {SUITE: {R + "test_c.py": 500}}}))
+    # history alone: b 90 beside a 100: a alone in shard 0
+    assert _shard0(root, tmp_path, "--history", str(store))[0] == [R + "test_a.py"]
+    # model + history: c's 500 s from the model (the history's est_time fallback for c must
+    # not hide it), b's 90 from the history: c alone in shard 0
+    both, _ = _shard0(root, tmp_path, "--history", str(store), "--partition-model", str(model))
+    assert both == [R + "test_c.py"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"est": {"stage-x-test-y": {R + "test_c.py": 500}}}))
+    files, err = _shard0(root, tmp_path, "--partition-model", str(other))
+    assert files == [R + "test_a.py"]  # est_time, as sglang's run_suite.py falls back
+    assert err.splitlines() == [
+        f"warning: --partition-model {other}: nothing for suite(s) {SUITE}; their files use "
+        "est_time (or measured p90), coeff 1, bias 0"
+    ]
+
+
+def test_plan_with_a_negative_coeff_warns_once_and_sizes_on_coeff_1(tmp_path: Path):
+    root = _repo(tmp_path)
+    (root / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 4\n")  # shards fit 180 s
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({"fit": {SUITE: {"coeff": -3, "bias": 5000}}}))
+    proc = _cli(root, "plan", "--suite", SUITE, "--format", "json", "--partition-model", str(model))
+    assert proc.returncode == 0, proc.stderr
+    assert [r["partition"] for r in json.loads(proc.stdout)["matrix"]] == ["0/1"]  # 120 s
+    assert proc.stderr.splitlines() == [
+        f"warning: --partition-model {model}: fit.{SUITE}: coeff -3 is not positive; "
+        "coeff 1, bias 0"
+    ]
+
+
+def test_the_action_passes_history_and_model_to_plan_run_and_report():
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).parents[2] / "action.yml").read_text())
+    steps = {s.get("id"): s for s in action["runs"]["steps"]}
+    for step in ("plan", "run", "report"):
+        env, run = steps[step]["env"], steps[step]["run"]
+        assert env["INPUT_HISTORY"] == "${{ inputs.history }}", step
+        assert env["INPUT_PARTITION_MODEL"] == "${{ inputs.partition-model }}", step
+        assert 'args+=(--history "$INPUT_HISTORY")' in run, step
+        assert 'args+=(--partition-model "$INPUT_PARTITION_MODEL")' in run, step
