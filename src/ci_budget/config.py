@@ -33,9 +33,9 @@ class Section(BaseModel):
 
 
 class RunnerConfig(Section):
-    runs_on: list[str] = Field(default_factory=list)
-    gpus: int = Field(1, ge=0)
-    arch: str | None = None  # "sm90"
+    runs_on: list[str] = Field(default_factory=list)  # labels; default [self-hosted, NAME]
+    gpus: int = Field(1, ge=0)  # GPUs per runner
+    arch: str | None = None  # the GPU architecture CI runs on, "sm90"
     # The script the repository's CI runs on this runner to install the code under test
     # (sglang: runner_configs.yml's `install`), repository-relative; a run job runs it first.
     install: str | None = None
@@ -99,15 +99,16 @@ class Thresholds(Section):
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
         default_factory=lambda: {"run-ci": []}
-    )  # label -> stages it runs; [] = every stage of `backends`
-    backends: list[str] = Field(default_factory=lambda: ["cuda"])
+    )  # label -> stages, suites or suite globs it runs; [] = every stage of `backends`
+    backends: list[str] = Field(default_factory=lambda: ["cuda"])  # what `[]` labels run
+    # collaborator permissions that may comment a command
     allowed_permissions: list[str] = Field(default_factory=lambda: ["admin", "write"])
     allow_users: list[str] = Field(default_factory=list)  # also allowed, whatever permission
     deny_users: list[str] = Field(default_factory=list)  # never allowed
-    run_drafts: bool = False
+    run_drafts: bool = False  # run label and push triggers on draft PRs
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
-    max_specs: int = Field(20, ge=1)
+    max_specs: int = Field(20, ge=1)  # specs one command may name
     # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
     # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
     command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
@@ -118,7 +119,7 @@ class GithubSettings(Section):
     # A label runs only these runner configs (None: those the repository's CI files or this
     # configuration name, else the built-in ones) and at most this many jobs.
     label_runner_configs: list[str] | None = None
-    label_max_jobs: int = Field(100, ge=1)
+    label_max_jobs: int = Field(100, ge=1)  # jobs one label may start (sglang 3c69a4c: 51)
     # A label from someone without write access starts at most one run per this many minutes
     # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
     label_cooldown_minutes: float = Field(120.0, ge=0)
@@ -138,9 +139,10 @@ class RetryPatterns(Section):
 
 
 class PlannerSettings(Section):
+    # "lpt": sglang's longest-first shards; "best": never worse, usually at the lower bound
     algorithm: Literal["lpt", "best"] = "lpt"
     safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
-    max_shards: int = Field(64, ge=1)
+    max_shards: int = Field(64, ge=1)  # most shards the planner gives a suite
     # "fewest": the fewest shards whose plan fits; "sglang": ceil(coeff*sum / (safety*T - bias))
     shard_rule: Literal["fewest", "sglang"] = "fewest"
 
@@ -169,18 +171,21 @@ Minutes = Annotated[float, Field(gt=0)]
 class Config(Section):
     # "auto": read an sglang checkout's own CI files for the defaults; "none": never.
     profile: Literal["auto", "none"] = "auto"
+    # the test files: globs from the root
     test_globs: list[str] = Field(default_factory=lambda: ["test/registered/**/*.py"])
+    # file names (or paths) never scanned
     exclude: list[str] = Field(default_factory=lambda: ["conftest.py", "__init__.py"])
-    test_root: str = "test/registered"
+    test_root: str = "test/registered"  # `/rerun-test` specs may be relative to it
     register_functions: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_REGISTER_FUNCTIONS)
-    )
+    )  # function name -> backend (a table here replaces the built-in list)
     registration_keywords: list[str] = Field(
         default_factory=lambda: ["stage", "runner_config", "in_process_group"]
     )  # keyword-only arguments a registration may use
+    # runner configs by name, over the built-in ones (sglang: runner_configs.yml)
     runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
     suite_runners: dict[str, str] = Field(default_factory=dict)  # suite (glob) -> runner config
-    stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)
+    stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # stage -> minutes
     suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # suite (glob) -> minutes
     suite_shards: dict[str, int] = Field(default_factory=dict)  # suite (glob) -> fixed count
     # Matrix jobs of one suite running at once: "all", "third" (max(n // 3, 1)), "third-gpu"
@@ -191,15 +196,18 @@ class Config(Section):
     # Per-file timeout: seconds (run_suite.py's per-commit default, 1200) or "est-time" (the
     # scheduled rule, max(1.5 x est, est + 1800); "sglang" is its old name); per suite before it.
     file_timeout: Literal["est-time", "sglang"] | float = 1200.0
+    # suite (glob) -> seconds or "est-time" (sglang: its workflows' timeout_per_file)
     suite_file_timeouts: dict[str, Literal["est-time"] | float] = Field(default_factory=dict)
+    # "pytest": per-class timings; "script": `python3 FILE -f` from script-cwd, as sglang runs
     mode: Literal["pytest", "script"] = "pytest"
-    script_cwd: str = "test"
+    script_cwd: str = "test"  # where script mode runs files from
+    # a registered file whose `if __name__ == "__main__":` calls nothing: warning, error, ignore
     main_block: Literal["warning", "error", "ignore"] = "warning"
-    gpu_arch: dict[str, str] = Field(default_factory=dict)
+    gpu_arch: dict[str, str] = Field(default_factory=dict)  # GPU name -> arch, over the built-in
     # The tests' environment: names or fnmatch patterns dropped on top of the built-in list
     # (credentials, runner file commands), and ones kept whatever that list says.
     env_drop: list[str] = Field(default_factory=list)
-    env_keep: list[str] = Field(default_factory=list)
+    env_keep: list[str] = Field(default_factory=list)  # kept anyway (never ACTIONS_*, INPUT_*)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)
