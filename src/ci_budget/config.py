@@ -107,7 +107,8 @@ class GithubSettings(Section):
     deny_users: list[str] = Field(default_factory=list)  # never allowed
     run_drafts: bool = False  # run label and push triggers on draft PRs
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
-    comment_login: str | None = None  # the identity that owns sticky comments, if known
+    # the identity that owns sticky comments, if known (saves a call)
+    comment_login: str | None = None
     max_specs: int = Field(20, ge=1)  # specs one command may name
     # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
     # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
@@ -184,9 +185,11 @@ class Config(Section):
     )  # keyword-only arguments a registration may use
     # runner configs by name, over the built-in ones (sglang: runner_configs.yml)
     runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
-    suite_runners: dict[str, str] = Field(default_factory=dict)  # suite (glob) -> runner config
+    # suite (glob) -> the runner config it runs on, before its registrations' runner_config
+    suite_runners: dict[str, str] = Field(default_factory=dict)
     stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # stage -> minutes
-    suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # suite (glob) -> minutes
+    # suite (glob) -> minutes, before its stage's
+    suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)
     suite_shards: dict[str, int] = Field(default_factory=dict)  # suite (glob) -> fixed count
     # Matrix jobs of one suite running at once: "all", "third" (max(n // 3, 1)), "third-gpu"
     # (the same, but suites on runners without GPUs unthrottled), or a number.
