@@ -209,6 +209,10 @@ def config_rows(model, prefix: str, comments: dict) -> list[tuple]:
             rows += config_rows(nested, key + ".", comments)
             continue
         meaning = comments.get((model.__name__, name))
+        if nested is not None and nested.__doc__:
+            meaning = " ".join(filter(None, [meaning, nested.__doc__]))
+        if meaning is None and model.__doc__:  # the section's docstring speaks for its fields
+            meaning = ""
         if meaning is None:
             raise SystemExit(
                 f"src/ci_budget/config.py: {model.__name__}.{name}: write its meaning as a "
