@@ -107,9 +107,9 @@ class GithubSettings(Section):
     deny_users: list[str] = Field(default_factory=list)  # never allowed
     run_drafts: bool = False  # run label and push triggers on draft PRs
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
-    # the identity that owns sticky comments, if known (saves a call)
-    comment_login: str | None = None
-    max_specs: int = Field(20, ge=1)  # specs one command may name
+    comment_login: str | None = None  # the identity that owns sticky comments, if known
+    # specs one command may name
+    max_specs: int = Field(20, ge=1)
     # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
     # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
     command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
