@@ -158,21 +158,23 @@ def field_comments(path: Path) -> dict[tuple[str, str], str]:
     return out
 
 
-def _type(hint) -> str:
+def _type(hint, many: bool = False) -> str:
+    """The type of a field as a reader says it; `many`: inside a list or table."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
-        return _type(args[0])
+        return _type(args[0], many)
     if origin is typing.Literal:
         return " or ".join(f'`"{a}"`' for a in args)
     if origin in (typing.Union, types.UnionType):
-        return " or ".join(_type(a) for a in args if a is not type(None))
+        return " or ".join(_type(a, many) for a in args if a is not type(None))
     if origin is list:
-        return f"list of {_type(args[0])}s"
+        return f"list of {_type(args[0], True)}"
     if origin is dict:
-        return f"table of {_type(args[1])}"
+        return f"table of {_type(args[1], True)}"
     if isinstance(hint, type) and hint.__module__ == "ci_budget.config":
-        return "table"
-    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(hint, str(hint))
+        return "tables" if many else "table"
+    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    return names.get(hint, str(hint)) + ("s" if many else "")
 
 
 def _toml(value) -> str:
@@ -210,7 +212,7 @@ def config_rows(model, prefix: str, comments: dict) -> list[tuple]:
             continue
         meaning = comments.get((model.__name__, name))
         if nested is not None and nested.__doc__:
-            meaning = " ".join(filter(None, [meaning, nested.__doc__]))
+            meaning = "; ".join(filter(None, [meaning, nested.__doc__]))
         if meaning is None and model.__doc__:  # the section's docstring speaks for its fields
             meaning = ""
         if meaning is None:
