@@ -15,15 +15,22 @@ guard=test/registered/radix_cache/test_hybrid_cache_kl_bitexact.py
 export BITEXACT_BACKEND=${BITEXACT_BACKEND:-torch}
 
 cb() { "$py" -m ci_budget.cli "$@"; }
+# Every file runs (the over-budget and failing ones are the point of the example); SANDBOX=on
+# makes a runner without bubblewrap fail instead of running the tests unsandboxed. The config's
+# 15 s per file is for the CPU demo; on a GPU, CUDA start-up alone takes several seconds.
+run() {
+    cb run --root "$here" --python "$py" --continue-on-error --sandbox "${SANDBOX:-auto}" \
+        --timeout-per-file "${TIMEOUT_PER_FILE:-300}" "$@"
+}
 
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader || true
 
-cb run --root "$here" --suite base-b-test-1-gpu-large --suite base-a-test-1-gpu-large \
-    --python "$py" --out "$out/fixed.json" --artifacts-dir "$raw/fixed"
+run --suite base-b-test-1-gpu-large --suite base-a-test-1-gpu-large \
+    --out "$out/fixed.json" --artifacts-dir "$raw/fixed"
 echo "fixed run exit status: $? (0: every guard passed)"
 
-BITEXACT_REINTRODUCE_BUG=34184 cb run --root "$here" --suite base-b-test-1-gpu-large \
-    --python "$py" --out "$out/reverted-34184.json" --artifacts-dir "$raw/reverted"
+BITEXACT_REINTRODUCE_BUG=34184 run --suite base-b-test-1-gpu-large \
+    --out "$out/reverted-34184.json" --artifacts-dir "$raw/reverted"
 echo "reverted run exit status: $? (1: the guards that cover #34184 went red)"
 
 cb report --root "$here" --results "$out/fixed.json" --out "$out/report-fixed.md" \
