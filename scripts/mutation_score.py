@@ -43,8 +43,13 @@ GATES = {
     },
     "ci_budget.trigger.rows": {"suite_rows"},
     "ci_budget.registry.specs": {
-        "parse_command", "check_spec", "split_spec", "resolve", "Registry.usable",
-        "Registry.find", "Registry.runner_configs", "Registry.__init__",
+        "strip_format", "parse_command", "unquote", "check_spec", "split_spec", "_files",
+        "resolve",
+    },
+    "ci_budget.registry.lookup": {
+        "is_glob", "_match", "glob_hits", "prefixes", "Registry.__init__", "Registry.known",
+        "Registry._under_roots", "Registry.find", "Registry.expand", "Registry._extra_runner",
+        "Registry.runner_configs", "Registry._routed",
     },
 }  # fmt: skip
 KILLED = {"killed", "timeout", "caught by type check"}

@@ -49,7 +49,9 @@ jobs:
     steps: [{ run: echo pinned }]
 """
 
-STAGE = "jobs:\n  run:\n    runs-on: ${{ inputs.label }}\n    steps: [{ run: echo }]\n"
+# The stage's runner: the label runner_configs.yml gives its runner config (as sglang's main).
+MAP = "${{ fromJson(fromJson(inputs.check_changes).runs_on_map)[inputs.runner_config] }}"
+STAGE = f"jobs:\n  run:\n    runs-on: {MAP}\n    steps: [{{ run: echo }}]\n"
 STAGE_CPU = "jobs:\n  run:\n    runs-on: ubuntu-latest\n    steps: [{ run: echo }]\n"
 
 PARTITIONS = '''\
@@ -67,6 +69,10 @@ def discover_files(root):
     extra = os.path.join(root, "python", "pkg", "kernels")
     files += glob.glob(os.path.join(extra, "tests", "**", "test_*.py"), recursive=True)
     return files
+
+
+def load_run_timeouts(path):
+    return {}
 
 
 def compute_partitions(tests):
@@ -243,7 +249,9 @@ def filter_tests(tests, hw, suite, nightly=False):
     return [t for t in mine if t.disabled is None], [t for t in mine if t.disabled is not None]
 """
 
-STAGE_RUN = "jobs:\n  run:\n    runs-on: ${{ inputs.label }}\n    steps: [{ run: python3 run_suite.py --hw cuda }]\n"
+STAGE_RUN = (
+    f"jobs:\n  run:\n    runs-on: {MAP}\n    steps: [{{ run: python3 run_suite.py --hw cuda }}]\n"
+)
 STAGE_CPU_RUN = "jobs:\n  run:\n    runs-on: ubuntu-latest\n    steps: [{ run: python3 run_suite.py --hw cpu }]\n"
 
 

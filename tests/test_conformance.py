@@ -10,8 +10,9 @@ TESTS = {
     "test/registered/a.py": 'register_cuda_ci(est_time=400, stage="base-b", runner_config="1-gpu-large")',
     "test/registered/b.py": 'register_cuda_ci(est_time=300, stage="base-b", runner_config="1-gpu-large")',
     "test/registered/c.py": 'register_cuda_ci(est_time=200, stage="base-b", runner_config="1-gpu-large")',
+    # Registered twice in one suite, at two budgets: sglang shards two items, 50 s and 350 s.
     "test/registered/dup.py": 'register_cuda_ci(est_time=50, stage="base-b", runner_config="1-gpu-large")\n'
-    'register_cuda_ci(est_time=50, stage="base-b", runner_config="1-gpu-large")',
+    'register_cuda_ci(est_time=350, stage="base-b", runner_config="1-gpu-large")',
     "test/registered/n.py": 'register_cpu_ci(100, "base-a-test-cpu", nightly=True)',
     "test/registered/cpu.py": 'register_cpu_ci(0, "base-a-test-cpu")',
     "test/registered/cpu2.py": 'register_cpu_ci(700, "base-a-test-cpu")',
@@ -62,7 +63,7 @@ def test_a_rule_that_differs_is_a_diff_and_exit_1(tmp_path):
     script.write_text(script.read_text().replace("0.75 * run_timeouts", "0.5 * run_timeouts"))
     done = conformance(root)
     assert done.returncode == 1
-    assert "DIFF base-b-test-1-gpu-large: size: sglang 4, ci-budget 3" in done.stdout
+    assert "DIFF base-b-test-1-gpu-large: size: sglang 5, ci-budget 3" in done.stdout
     assert done.stdout.splitlines()[-1].endswith("differences")
 
 

@@ -204,13 +204,23 @@ def test_ordinary_comment_is_silent():
 
 
 def test_bad_specs_are_refused_without_reading_the_pr():
-    plan, needs = rerun("/rerun-test test_a.py ../x.py nope.py $(id)")
+    plan, needs = rerun("/rerun-test ../x.py nope.py $(id)")
     assert [n.what for n in needs] == ["refusals", "permission"]
     assert not plan.should_run and plan.reaction == "confused"
     assert plan.reply.splitlines()[1:] == [
         "- `../x.py`: '..' is not allowed; name a file inside the test tree",
         "- `nope.py`: not a registered test file",
         "- `$(id)`: contains the shell metacharacter '$'",
+    ]
+
+
+def test_bad_specs_beside_a_good_one_are_listed_and_the_good_one_runs():
+    plan, needs = rerun("/rerun-test test_a.py ../x.py $(id)")
+    assert [n.what for n in needs] == ["refusals", "permission", "pull"]
+    assert plan.should_run and [r.specs for r in plan.matrix] == [[R + "a/test_a.py"]]
+    assert plan.reply.splitlines()[-2:] == [
+        "- not run: `../x.py`: '..' is not allowed; name a file inside the test tree",
+        "- not run: `$(id)`: contains the shell metacharacter '$'",
     ]
 
 

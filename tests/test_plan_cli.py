@@ -185,9 +185,8 @@ def test_bad_specs_are_answered_with_every_reason(repo, github_standin):
         f"- `test_a.py`: matches 2 registered files: `{R}models/test_a.py`, `{R}ops/test_a.py`;"
         " give the path",
         "- `../../etc/passwd`: '..' is not allowed; name a file inside the test tree",
-        # Our own words, escaped as any text between code spans is: they read the same.
-        "- `models/*.py`: contains '\\*': globs and \\[parameter\\] ids are not supported; "
-        "name registered files, classes or test functions",
+        "- `models/*.py`: no test file matches `models/*.py` from the repository root or `test/`"
+        " (a glob matches `test_*.py` files only)",
     ]
     assert "- `x;curl$IFS@evil`: contains the shell metacharacter ';'" in reply
 

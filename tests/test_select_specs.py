@@ -95,12 +95,22 @@ def test_specs_within_a_suite_and_resolved_paths():
     assert str(err.value) == "spec 'z.py': z.py is not a registered test file"
 
 
-def test_a_disabled_file_named_by_a_spec_is_skipped_with_its_first_reason():
-    sel = select_jobs(REGS, specs=["off.py", "a.py"])
-    assert jobs(sel) == [("a.py", 300, S, "cuda", [])]
-    assert sel.skipped == [Skipped("off.py", S, "cuda", 50, "broken")]
-    sel = select_jobs([reg("off.py", 5, disabled="")], specs=["off.py"])
-    assert sel.jobs == [] and sel.skipped[0].reason == "disabled"
+def test_a_disabled_file_named_by_a_spec_runs_as_sglangs_rerun_runs_it():
+    sel = select_jobs(REGS, specs=["off.py", "a.py"])  # specs run in the order given
+    assert jobs(sel) == [("off.py", 60, T, "cuda", []), ("a.py", 300, S, "cuda", [])]
+    assert sel.skipped == []
+    sel = select_jobs([reg("off.py", 5, disabled=""), reg("off.py", 1, suite=T)], specs=["off.py"])
+    assert jobs(sel) == [("off.py", 1, T, "cuda", [])]  # an enabled registration first
+
+
+def test_an_unregistered_file_runs_only_where_named_as_extra():
+    extra = ["mm/test_x.py"]
+    sel = select_jobs(REGS, specs=["mm/test_x.py::T::t", "a.py"], extra=extra)
+    assert jobs(sel) == [("mm/test_x.py", 0, None, None, ["::T::t"]), ("a.py", 300, S, "cuda", [])]
+    with pytest.raises(SelectionError, match="mm/test_x.py is not a registered test file in"):
+        select_jobs(REGS, [S], specs=["mm/test_x.py"], extra=extra)
+    with pytest.raises(SelectionError, match="mm/test_y.py is not a registered test file"):
+        select_jobs(REGS, specs=["mm/test_y.py"], extra=extra)
 
 
 def test_suites_keep_a_file_under_the_suite_that_budgets_it_most():

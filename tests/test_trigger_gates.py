@@ -43,9 +43,9 @@ def on_comment(body: str, facts: Facts, regs=REGS, config=None):
 
 
 def test_a_refusal_names_every_refused_spec_in_the_reason():
-    plan = on_comment("/rerun-test test_off.py test_amd.py", writer())
+    plan = on_comment("/rerun-test nope.py test_amd.py", writer())
     assert plan.reason == (
-        "`test_off.py`: registered but disabled (broken); `test_amd.py`: registered for amd, "
+        "`nope.py`: not a registered test file; `test_amd.py`: registered for amd, "
         "not for cuda (the backends this repository runs here)"
     )
     assert (plan.should_run, plan.trigger, plan.pr_number, plan.head_sha) == (

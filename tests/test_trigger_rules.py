@@ -472,20 +472,28 @@ def test_rerun_test_command_line_length_limit_both_sides():
 
 
 def test_command_spelling_is_exact():
-    for body in ("/rerun-tests test_a.py", "/Rerun-test test_a.py", "rerun-test test_a.py",
-                 "/rerun-test\u00a0test_a.py", "please /rerun-test test_a.py"):  # fmt: skip
+    for body in ("/Rerun-test test_a.py", "rerun-test test_a.py", "please /rerun-test test_a.py"):
         plan, needs = rerun(body)
         assert needs == [] and not plan.should_run and plan.reply is None
         assert plan.reason == "issue_comment: not a /rerun-test command"
-    plan, _ = rerun("  /rerun-test\ttest_a.py  ")
-    assert plan.should_run
+    # sglang's handler runs `/rerun-tests ...` as `/rerun-test ...`: ci-budget answers why not.
+    plan, needs = rerun("/rerun-tests test_a.py")
+    assert needs == ["refusals", "permission"] and not plan.should_run
+    assert plan.reason == "`/rerun-tests` is not a command; write `/rerun-test SPEC...`"
+    for body in (
+        "  /rerun-test\ttest_a.py  ",
+        "/rerun-test\u00a0test_a.py",
+        "\n\n/rerun-test test_a.py",
+    ):
+        plan, _ = rerun(body)
+        assert plan.should_run and plan.matrix[0].specs == [R + "a/test_a.py"]
 
 
 def test_refused_specs_and_closed_or_headless_prs_never_run():
-    plan, _ = rerun("/rerun-test test_off.py test_amd.py")
+    plan, _ = rerun("/rerun-test nope.py test_amd.py")
     assert not plan.should_run and plan.matrix == []
     assert plan.reply.splitlines()[1:] == [
-        "- `test_off.py`: registered but disabled (broken)",
+        "- `nope.py`: not a registered test file",
         "- `test_amd.py`: registered for amd, not for cuda (the backends this repository runs here)",
     ]
     for pull, why in [
@@ -502,6 +510,18 @@ def test_refused_specs_and_closed_or_headless_prs_never_run():
             and plan.matrix == []
         )
         assert plan.reason == why and plan.reaction == "confused"
+
+
+def test_refused_specs_do_not_stop_the_others_and_the_reply_lists_them():
+    plan, _ = rerun("/rerun-test test_off.py test_amd.py")
+    assert plan.should_run and [r.specs for r in plan.matrix] == [[R + "o/test_off.py"]]
+    assert plan.reason.endswith("; 1 not run")
+    assert plan.reply.splitlines()[1:] == [
+        f"- `4-gpu-h100` (runs-on: self-hosted, 4-gpu-h100): `{R}o/test_off.py`",
+        f"- note: `{R}o/test_off.py` is disabled (broken); it runs because it was asked for",
+        "- not run: `test_amd.py`: registered for amd, not for cuda (the backends this "
+        "repository runs here)",
+    ]
 
 
 def test_rerun_test_reply_and_reason_name_the_specs_and_runners():

@@ -62,3 +62,12 @@ def test_parse_is_silent_on_other_comments():
     assert parse_guard_command("please /verify-guard test_a.py abc1234") is None
     assert parse_guard_command("/verify-guards x") is None
     assert parse_guard_command("/verify-guard@zz test_a.py abc1234").problems
+
+
+def test_a_glob_is_never_a_guard_file():
+    from ci_budget.trigger.guard_command import parse_guard_command
+
+    sha = "a" * 40
+    for file in ("test_*.py", "d/test_[ab].py", "test_?.py"):
+        guard = parse_guard_command(f"/verify-guard {file} {sha}")
+        assert guard.problems == [f"`{file}`: name one file, not a pattern"]

@@ -96,6 +96,14 @@ class Thresholds(Section):
         return self
 
 
+class RerunDir(Section):
+    """Unregistered test files `/rerun-test` may name (sglang's multimodal tests): they run
+    on `runner`, or on the runner config of the first `path-runners` key their path contains."""
+
+    runner: str
+    path_runners: dict[str, str] = Field(default_factory=dict)
+
+
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
         default_factory=lambda: {"run-ci": []}
@@ -110,10 +118,12 @@ class GithubSettings(Section):
     comment_login: str | None = None  # the identity that owns sticky comments, if known
     # specs one command may name
     max_specs: int = Field(20, ge=1)
+    rerun_dirs: dict[str, RerunDir] = Field(default_factory=dict)  # repo path -> routing
+    # suite -> runner configs a file of that suite without a runner_config reruns on
+    rerun_suites: dict[str, list[str]] = Field(default_factory=dict)
     # The comment command ci-budget answers (`/rerun-test`; on a repository whose own
     # workflows already answer that, `/ci-budget-run`: see docs/adopting.md).
     command: str = Field("/rerun-test", pattern=r"^/[a-z][a-z0-9-]*$")
-
     # Who may trigger, besides the collaborator permission: sglang's file of grants, read from
     # the base branch (trigger/authz.py). "" reads none.
     permissions_file: str = ".github/CI_PERMISSIONS.json"

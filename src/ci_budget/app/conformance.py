@@ -24,6 +24,21 @@ class ConformanceOptions:
     )
 
 
+def _supported(root: Path) -> None:
+    """Refuse, in one line, a checkout whose CI scripts do what ci-budget does not model:
+    comparing would only list the consequences."""
+    from ci_budget.workspace.ciprofile import detect
+
+    profile = detect(root)
+    if profile is None:
+        raise AppError(f"{root}: not an sglang checkout (it has none of sglang's CI files)")
+    if profile.unsupported:
+        raise AppError(
+            f"{root}: this version of sglang's CI is not supported: "
+            + "; ".join(profile.unsupported)
+        )
+
+
 def conformance(settings, options: ConformanceOptions, sink: Sink | None = None) -> int:
     """Print the comparison table and each difference; 1 on any difference."""
     from ci_budget.app.numbers import partition_model
@@ -32,6 +47,7 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
     from ci_budget.conformance.reference import ReferenceError, reference_view
 
     sink = sink or Sink(settings)
+    _supported(settings.root)  # before the configuration, whose warnings would say it again
     root, config = settings.root, settings.config
     # sglang's scripts read the file itself, as its CI does; ci-budget through its one reader
     model = partition_model(options.partition_model, sink)
@@ -39,7 +55,14 @@ def conformance(settings, options: ConformanceOptions, sink: Sink | None = None)
         ref = reference_view(root, options.partition_model)
     except ReferenceError as exc:
         raise AppError(str(exc)) from None
-    result = compare(ref, our_view(root, config, model))
+    try:
+        ours = our_view(root, config, model)
+    except Exception as exc:  # noqa: BLE001 - a one-line answer, never a traceback
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise AppError(
+            f"ci-budget cannot read this checkout: {type(exc).__name__}: {first}"
+        ) from None
+    result = compare(ref, ours)
     if options.runs:
         rows, diffs = _runs(root, options.partition_model)
         result.rows += [(what, theirs, theirs if ok.startswith("identical") else "see DIFF", ok)

@@ -69,6 +69,7 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     from ci_budget.trigger.decide import Facts, decide, split_list
     from ci_budget.workspace.git import in_work_tree
     from ci_budget.workspace.permissions import read_permissions
+    from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import scan_tree
 
     root, config = settings.root, settings.config
@@ -93,6 +94,7 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
         except EventError as exc:
             return Plan(reason=str(exc))
     registrations = scan_tree(root, config).registrations
+    facts.rerun_files = rerun_files(root, config)  # the checkout's; a commit's: with its registry
     # a bad history or model is a warning: shard counts then fall back as sglang's do
     numbers = plan_numbers(options.history, options.partition_model, sink, lenient=True)
     if not numbers.empty:

@@ -41,9 +41,11 @@ def gather(need, facts, feedback, config) -> None:
     try:
         if need.what == "registry":
             from ci_budget.workspace.commits import registrations_at
+            from ci_budget.workspace.rerun_files import rerun_files_at
 
             facts.registry_sha = need.sha
             facts.registry = registrations_at(facts.root, need.sha, config, feedback.token)
+            facts.rerun_files = rerun_files_at(facts.root, need.sha, config)
             return
         client = feedback.get()
         if need.what == "recent":

@@ -252,6 +252,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
+    from ci_budget.workspace.rerun_files import rerun_files
     from ci_budget.workspace.scan import directory_order, scan_tree
 
     root, config = settings.root, settings.config
@@ -282,6 +283,7 @@ def _select(settings, options: RunOptions, sink: Sink):
             nightly=options.nightly,
             resolve=lambda path: resolve_path(path, root),
             order=directory_order(root, config) if partition is None else None,
+            extra=rerun_files(root, config) if options.specs else (),
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
@@ -333,9 +335,10 @@ def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
     total = sum(j.est_time for j in selection.jobs)
     sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
     for j in selection.jobs:
+        where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
         sink.echo(
             f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
-            f"  {j.suite} ({j.backend})"
+            f"  {where}"
         )
     for s in selection.skipped:
         sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ci_budget.ciprofile import triggers
+from ci_budget.ciprofile import sglang_rerun, triggers
+from ci_budget.ciprofile.sglang_jobs import consumed, inline_jobs, stage_jobs
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
 from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
@@ -33,6 +34,7 @@ REGISTER = "python/sglang/test/ci/ci_register.py"
 RUN_SUITE = "test/run_suite.py"
 CI_UTILS = "python/sglang/test/ci/ci_utils.py"
 WORKFLOWS = ".github/workflows/"
+HANDLER = sglang_rerun.HANDLER
 MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
 GATING_LABEL = "run-ci"
 # libyaml's safe loader when PyYAML was built with it: the same documents, ~10x faster.
@@ -46,6 +48,8 @@ class Profile:
     settings: dict = field(default_factory=dict)  # kebab-case config keys
     warnings: list[str] = field(default_factory=list)
     dispatched: list[str] = field(default_factory=list)  # per-commit suites, pr-test.yml order
+    # What this commit's CI scripts do that ci-budget does not model (conformance refuses).
+    unsupported: list[str] = field(default_factory=list)
 
 
 def stage_workflows(partitions_text: str | None) -> list[str]:
@@ -125,48 +129,53 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
     return out
 
 
-def _literal_runs_on(job: object) -> str | None:
-    runs_on = job.get("runs-on") if isinstance(job, dict) else None
-    return runs_on if isinstance(runs_on, str) and "${{" not in runs_on else None
-
-
-def _workflow_runs_on(data: dict | None) -> str | None:
-    for job in ((data or {}).get("jobs") or {}).values():
-        if label := _literal_runs_on(job):
-            return label
-    return None
-
-
-def dispatched(pr_test: dict, uses: list[str], workflows: dict[str, dict | None]) -> dict:
-    """suite -> {"timeout", "runner_config" or "runs_on"} for pr-test.yml's stage jobs."""
-    out: dict[str, dict] = {}
-    jobs = pr_test.get("jobs")
-    for job_id, job in jobs.items() if isinstance(jobs, dict) else ():
-        if not isinstance(job, dict) or not isinstance(job.get("uses"), str):
-            continue
-        path = job["uses"].removeprefix("./")
-        if path not in uses:
-            continue
-        given = job.get("with") or {}
-        suite = str(given.get("self_name", job_id))
-        entry: dict = {}
-        try:
-            entry["timeout"] = float(given["run_timeout_minutes"])
-        except (KeyError, TypeError, ValueError):
-            pass
-        if isinstance(given.get("runner_config"), str):
-            entry["runner_config"] = given["runner_config"]
-        elif label := _workflow_runs_on(workflows.get(path)):
-            entry["runs_on"] = label
+def suite_jobs(pr_test: dict, rules: dict, workflows: dict, outputs: dict[str, str]) -> dict:
+    """suite -> {"timeout", "runner_config", "label"} for every suite pr-test.yml runs per
+    commit, as this commit's compute_partitions.py dispatches them: its stage workflow calls,
+    its inline suite jobs and pinned suites with a job of their own; in the oldest layout (no
+    stage workflows), every job reading its suite's partitions."""
+    jobs = pr_test.get("jobs") if isinstance(pr_test.get("jobs"), dict) else {}
+    uses = [u.removeprefix("./") for u in rules["stage_uses"]]
+    out = stage_jobs(jobs, uses, workflows, outputs)
+    inline = [*rules["inline"], *rules["pinned"]] if uses else consumed(jobs)
+    for suite, entry in inline_jobs(jobs, [s for s in inline if s not in out], outputs).items():
         out[suite] = entry
     return out
 
 
-def _settings(rules, regs, runners, suites, pr_test) -> dict:
+def _labels(suites: dict, runners: dict) -> tuple[dict, list[str]]:
+    """(suite -> runner config, suites whose runner label nothing in the checkout names).
+    A runner config runs_on labels in runner_configs.yml decide; one it does not label takes
+    the label its job gives (`with.runs_on`); a job with a label but no runner config runs on
+    a config named by the label."""
+    chosen, guessed = {}, []
+    labelled = set(runners)  # by runner_configs.yml
+    for suite, entry in suites.items():
+        name, found = entry.get("runner_config"), entry.get("label")
+        if name and (name in labelled or not found):
+            chosen[suite] = name
+            continue
+        if not found:
+            guessed.append(suite)
+            continue
+        shape = _SHAPE.match(found) or (_SHAPE.match(name) if name else None)
+        config = {"runs-on": [found], "gpus": int(shape.group(1)) if shape else 0,
+                  "arch": _arch(found, name or found)}  # fmt: skip
+        if name and runners.setdefault(name, config)["runs-on"] == [found]:
+            chosen[suite] = name
+        else:
+            runners.setdefault(found, config)
+            chosen[suite] = found
+    guessed += [suite for suite, name in chosen.items() if name not in runners]
+    return chosen, guessed
+
+
+def _settings(rules, regs, runners, suites) -> dict:
     settings: dict = {"planner": {"shard-rule": "sglang", "safety": 0.75}}
     if regs:
         settings["register-functions"] = regs["functions"]
         settings["registration-keywords"] = regs["keywords"]
+    suite_runners, _ = _labels(suites, runners)
     if runners:
         settings["runner-configs"] = runners
     if rules:
@@ -175,17 +184,7 @@ def _settings(rules, regs, runners, suites, pr_test) -> dict:
         settings["suite-shards"] = dict(rules["pinned"])
         settings["max-parallel"] = "third-gpu" if rules["cpu_unthrottled"] else "third"
         settings["github"] = {"backends": rules["backends"]}
-    timeouts = {s: e["timeout"] for s, e in suites.items() if "timeout" in e}
-    suite_runners = {s: e["runner_config"] for s, e in suites.items() if "runner_config" in e}
-    jobs = (pr_test or {}).get("jobs") or {}
-    labels = {s: e["runs_on"] for s, e in suites.items() if "runs_on" in e}
-    for suite in (rules or {}).get("pinned", {}):
-        if suite not in suites and (label := _literal_runs_on(jobs.get(suite))):
-            labels[suite] = label  # an inline job, not a stage workflow
-    for suite, label in labels.items():
-        settings.setdefault("runner-configs", {})[label] = {"runs-on": [label], "gpus": 0}
-        suite_runners[suite] = label
-    settings["suite-timeouts"] = timeouts
+    settings["suite-timeouts"] = {s: e["timeout"] for s, e in suites.items() if "timeout" in e}
     settings["suite-runners"] = suite_runners
     return settings
 
@@ -216,6 +215,31 @@ def _file_timeouts(texts: dict[str, str | None], uses: list[str], pr_test: dict 
     return settings
 
 
+def _unsupported(texts: dict[str, str | None], rules: dict | None, warn: list[str]) -> list[str]:
+    """What this commit's CI scripts do that ci-budget does not model, one line each."""
+    modelled_not = [f"{PARTITIONS}: {what}" for what in (rules or {}).get("not_modelled", [])]
+    warn += [f"{what}; ci-budget sizes those shards its own way" for what in modelled_not]
+    if texts.get(PARTITIONS) is None:  # before 2026-05-13: shard matrices written by hand
+        modelled_not.append(f"no {PARTITIONS} (run-ci's shards are written in {PR_TEST})")
+    return modelled_not
+
+
+def _triggers(profile: Profile, texts: dict[str, str | None], gated: bool) -> None:
+    """ci-budget's own command and gating label, stepping aside from the triggers the
+    repository's workflows answer: never the same run twice."""
+    workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
+    github = profile.settings.setdefault("github", {})
+    if gated:
+        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
+        github["gating-labels"] = {label: profile.dispatched}
+    if triggers.handles_command(workflows):
+        github["command"] = triggers.OWN_COMMAND
+    if foreign := triggers.foreign_commands(workflows):
+        github["foreign-commands"] = foreign
+    if not github:
+        del profile.settings["github"]
+
+
 def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = None) -> Profile:
     """The profile of a checkout whose CI files are `texts` (workflows under their repo paths);
     `substitutes` are the run-time values of `$name` runner labels (see `sentinel_values`)."""
@@ -238,21 +262,19 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     if pr_test is not None and rules is not None:
         uses = [u.removeprefix("./") for u in rules["stage_uses"]]
         workflows = {u: _yaml(texts.get(u), u, "stage runner labels", warn) for u in uses}
-        suites = dispatched(pr_test, uses, workflows)
+        suites = suite_jobs(pr_test, rules, workflows, substitutes or {})
         if not suites:
-            warn.append(f"{PR_TEST}: no job calls {', '.join(uses)}; no suites dispatched")
-    profile.settings = _settings(rules, regs, runners, suites, pr_test)
+            warn.append(f"{PR_TEST}: no job runs a per-commit suite; no suites dispatched")
+    _, guessed = _labels(suites, dict(runners))
+    for suite in guessed:
+        warn.append(f"{PR_TEST}: suite {suite}: no runner label for it in the checkout's CI "
+                    "files; ci-budget's built-in runner table guesses one")  # fmt: skip
+    profile.settings = _settings(rules, regs, runners, suites)
     uses = [u.removeprefix("./") for u in rules["stage_uses"]] if rules else []
     profile.settings.update(_file_timeouts(texts, uses, pr_test))
     pinned = (rules or {}).get("pinned", {})
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
-    workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
-    if pr_test is not None and rules is not None:
-        # The repository's own gate answers run-ci: ci-budget's label runs the same suites.
-        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
-        profile.settings["github"]["gating-labels"] = {label: profile.dispatched}
-    if triggers.handles_command(workflows):
-        profile.settings.setdefault("github", {})["command"] = triggers.OWN_COMMAND
-    if foreign := triggers.foreign_commands(workflows):  # answered there: never twice
-        profile.settings.setdefault("github", {})["foreign-commands"] = foreign
+    profile.unsupported = _unsupported(texts, rules, warn)
+    _triggers(profile, texts, gated=pr_test is not None and rules is not None)
+    sglang_rerun.apply(profile.settings, texts.get(HANDLER))
     return profile

@@ -1,7 +1,8 @@
 """Facts read from sglang's CI scripts by AST, never by running them: which arguments a
 registration takes and which backends the register functions mean (`ci_register.py`); which
-backends, pinned shard counts, reusable stage workflows, throttle and test globs the dispatch
-uses (`compute_partitions.py`). Each reader returns None for a fact it cannot find."""
+backends, pinned shard counts (every `_*_OVERRIDES` table), reusable stage workflows, inline
+suite jobs, throttle and test globs the dispatch uses (`compute_partitions.py`), and what of its
+rule ci-budget does not model. Each reader returns None for a fact it cannot find."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def register_rules(source: str) -> dict | None:
         return None
     names = _assigned(tree)
     positional = _strings(names.get("_PARAM_ORDER"))
-    keywords = _strings(names.get("_KWARG_ONLY"))
+    # Before stage/runner_config (sglang 2026-05-13) there were no keyword-only arguments.
+    keywords = _strings(names.get("_KWARG_ONLY")) if "_KWARG_ONLY" in names else []
     mapping = names.get("REGISTER_MAPPING")
     if positional is None or keywords is None or not isinstance(mapping, ast.Dict):
         return None
@@ -119,28 +121,61 @@ def _cpu_unthrottled(tree: ast.Module) -> bool:
     )
 
 
+def _overrides(names: dict[str, ast.expr]) -> dict[str, int]:
+    """Every `_*_OVERRIDES` table of suite -> pinned shard count, in file order."""
+    pinned: dict[str, int] = {}
+    for name, node in names.items():
+        if name.startswith("_") and name.endswith("_OVERRIDES") and isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
+                    if isinstance(key.value, str) and isinstance(value.value, int):
+                        pinned[key.value] = value.value
+    return pinned
+
+
+def _throttle(tree: ast.Module) -> int | None:
+    """N of `compute_max_parallel`'s `max(size // N, 1)`."""
+    func = _function(tree, "compute_max_parallel")
+    for node in ast.walk(func) if func else ():
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            if isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+                return node.right.value
+    return None
+
+
+def _not_modelled(tree: ast.Module, names: dict[str, ast.expr], throttle: int | None) -> list[str]:
+    """What of this version's dispatch ci-budget does not model, one phrase each."""
+    out = []
+    if _function(tree, "load_run_timeouts") is None:
+        target = names.get("TARGET_SECONDS")
+        size = f" (TARGET_SECONDS = {ast.unparse(target)})" if target is not None else ""
+        out.append(f"shards are sized by a fixed per-shard target{size}, not by pr-test.yml's "
+                   "run_timeout_minutes")  # fmt: skip
+    if throttle is not None and throttle != 3:
+        out.append(f"max_parallel is size // {throttle}, not size // 3")
+    return out
+
+
 def dispatch_rules(source: str) -> dict | None:
-    """{"backends", "pinned", "stage_uses", "cpu_unthrottled", "globs"} from
-    compute_partitions.py, or None when it does not parse or lacks the core facts."""
+    """{"backends", "pinned", "stage_uses", "inline", "cpu_unthrottled", "globs", "throttle",
+    "not_modelled"} from compute_partitions.py, or None when it does not parse or names no
+    target backends."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     names = _assigned(tree)
     targets = names.get("_TARGET_BACKENDS")
-    uses = _strings(names.get("_REUSABLE_STAGE_USES"))
-    pinned_node = names.get("_BASE_A_OVERRIDES")
-    if not isinstance(targets, (ast.Set, ast.Tuple, ast.List)) or uses is None:
+    if not isinstance(targets, (ast.Set, ast.Tuple, ast.List)):
         return None
-    pinned = {}
-    if isinstance(pinned_node, ast.Dict):
-        for key, value in zip(pinned_node.keys, pinned_node.values, strict=True):
-            if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
-                pinned[key.value] = value.value
+    throttle = _throttle(tree)
     return {
         "backends": [b for b in map(_backend, targets.elts) if b],
-        "pinned": pinned,
-        "stage_uses": uses,
+        "pinned": _overrides(names),
+        "stage_uses": _strings(names.get("_REUSABLE_STAGE_USES")) or [],
+        "inline": _strings(names.get("_INLINE_SUITE_JOBS")) or [],
         "cpu_unthrottled": _cpu_unthrottled(tree),
         "globs": discovery_globs(tree),
+        "throttle": throttle,
+        "not_modelled": _not_modelled(tree, names, throttle),
     }

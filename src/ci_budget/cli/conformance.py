@@ -16,7 +16,8 @@ DESCRIPTION = (
     "ci-budget decides zero config: every registration field by field, the run-ci dispatch per "
     "suite (shards, max_parallel, runner labels) and every shard's files in order. It runs the "
     "checkout's scripts in this process: use it on checkouts you trust. "
-    "Exit status: 0 identical, 1 any difference, 2 a script is missing or fails."
+    "Exit status: 0 identical, 1 any difference, 2 (one line) a script is missing or fails, "
+    "or the checkout's CI does what ci-budget does not model."
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ci_budget.config import Config
 from ci_budget.conformance.view import Reg, SuiteView, View
 from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import PartitionModel, PlanNumbers
+from ci_budget.sharding.model import PartitionModel
 from ci_budget.sharding.select import select_jobs
 from ci_budget.workspace.scan import scan_tree
 
@@ -28,7 +28,9 @@ def our_view(root: Path, config: Config, model: PartitionModel | None = None) ->
     # sglang's run-ci; where its own gate answers run-ci, ci-budget's label for the same suites
     gating = config.github.gating_labels
     patterns = gating.get(LABEL) or next(iter(gating.values()), None) or None
-    weights = PlanNumbers(model=model).weights(scan.registrations)
+    # Only the model's seconds: elsewhere each registration keeps its own est_time, as sglang's
+    # auto_partition does (a file registered twice in a suite is two items, 150 s and 300 s).
+    weights = model.weights() if model is not None else {}
     plans, notes = dispatch(scan.registrations, config, patterns, weights, model)
     view.warnings += notes
     for p in plans:

@@ -81,10 +81,15 @@ def _reg(t, root: str) -> Reg:
         est_time=float(t.est_time),
         stage=getattr(t, "stage", None),
         runner_config=getattr(t, "runner_config", None),
-        suite=t.effective_suite,
+        suite=_suite(t),
         nightly=bool(t.nightly),
         disabled=t.disabled,
     )
+
+
+def _suite(t) -> str:
+    """The suite a registration runs in (`effective_suite`; `suite` before stage/runner_config)."""
+    return getattr(t, "effective_suite", None) or t.suite
 
 
 def _jobs(root: Path) -> dict:
@@ -92,10 +97,27 @@ def _jobs(root: Path) -> dict:
     return data.get("jobs") or {}
 
 
+def _label(value, given: dict, labels: dict) -> str | None:
+    """A `runs-on` as the workflow evaluates it for a PR: a literal; `${{ inputs.X }}` (the
+    caller's `with.X`, itself evaluated); runs_on_map[runner_config] (runner_configs.yml's
+    label); check-changes' b200_runner (the pool without sgl-kernel changes)."""
+    if not isinstance(value, str):
+        return None
+    if "${{" not in value:
+        return value
+    if m := re.fullmatch(r"\$\{\{\s*inputs\.(\w+)\s*\}\}", value.strip()):
+        return _label(given.get(m.group(1)), {}, labels)
+    if "runs_on_map" in value:
+        return labels.get(given.get("runner_config"))
+    if "b200_runner" in value:
+        return B200_LABEL
+    return None
+
+
 def _suite_runner(root: Path, job: dict, labels: dict) -> tuple[list[str], str]:
-    """(runs-on, --hw) of a dispatched suite: its runner config's label, else the literal
-    runs-on of the job or of the stage workflow it calls; --hw from the run_suite.py call."""
-    given = job.get("with") or {}
+    """(runs-on, --hw) of a dispatched suite: the `runs-on` of the stage workflow it calls (or
+    of its own inline job), evaluated as the workflow does; --hw from the run_suite.py call."""
+    given = job.get("with") if isinstance(job.get("with"), dict) else {}
     text = yaml.safe_dump(job)
     runs_on = job.get("runs-on")
     if isinstance(job.get("uses"), str):
@@ -104,10 +126,8 @@ def _suite_runner(root: Path, job: dict, labels: dict) -> tuple[list[str], str]:
         for inner in (yaml.safe_load(text) or {}).get("jobs", {}).values():
             runs_on = inner.get("runs-on")
             break
-    if isinstance(given.get("runner_config"), str):
-        runs_on = labels.get(given["runner_config"])
+    label = _label(runs_on, given, labels)
     hw = re.search(r"run_suite\.py\s+--hw\s+(\w+)", text)
-    label = runs_on if isinstance(runs_on, str) and "${{" not in runs_on else None
     return ([label] if label else []), (hw.group(1) if hw else "cuda")
 
 
@@ -143,7 +163,33 @@ def _live_est(rs, path: Path | None, model: dict | None, suite: str, root: Path)
 
 def reference_view(root: Path, model_path: Path | None = None) -> View:
     """What sglang's scripts at `root` decide for a PR run (the `run-ci` dispatch), with the
-    partition model file at `model_path` passed as `--partition-model-file` would be."""
+    partition model file at `model_path` passed as `--partition-model-file` would be. Anything
+    they raise is a ReferenceError of one line (sglang's own CI would fail there too)."""
+    try:
+        return _reference_view(root, model_path)
+    except ReferenceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - someone else's scripts: report, never crash
+        where = _where(exc, root)
+        raise ReferenceError(
+            f"sglang's CI scripts fail on this checkout{where}: {type(exc).__name__}: "
+            + (str(exc).strip().splitlines() or [""])[0][:300]
+        ) from None
+
+
+def _where(exc: BaseException, root: Path) -> str:
+    """` (in FILE:LINE)`: the checkout's frame the exception came from, if any."""
+    import traceback
+
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(root))
+    ]
+    if not frames:
+        return ""
+    return f" (in {os.path.relpath(frames[-1].filename, root)}:{frames[-1].lineno})"
+
+
+def _reference_view(root: Path, model_path: Path | None) -> View:
     view = View()
     cp = _load(root / PARTITIONS, "ci_budget_ref_compute_partitions")
     partition_model = _read_model(cp, model_path)
@@ -155,6 +201,9 @@ def reference_view(root: Path, model_path: Path | None = None) -> View:
         tests = reg_mod.collect_tests(cp.discover_files(str(root)), sanity_check=False)
     view.warnings += [str(w.message) for w in caught]
     view.registrations = [_reg(t, str(root)) for t in tests]
+    if not hasattr(cp, "load_run_timeouts"):
+        raise ReferenceError(f"{PARTITIONS}: has no load_run_timeouts (a layout before sglang "
+                             "2026-05-14, which conformance does not compare)")  # fmt: skip
     timeouts = cp.load_run_timeouts(str(root / PR_TEST))
     dispatch = _call(cp.compute_partitions, tests=tests, repo_root=str(root),
                      run_timeouts=timeouts, partition_model=partition_model,
@@ -167,9 +216,12 @@ def reference_view(root: Path, model_path: Path | None = None) -> View:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_tests = reg_mod.collect_tests(run_files, sanity_check=False)
-    config = yaml.safe_load((root / RUNNER_CONFIGS).read_text())["runner_configs"]
-    labels = {n: (B200_LABEL if c["runs_on"] == "$b200_runner" else c["runs_on"])
-              for n, c in config.items()}  # fmt: skip
+    path = root / RUNNER_CONFIGS
+    config = (
+        (yaml.safe_load(path.read_text()) or {}).get("runner_configs", {}) if path.is_file() else {}
+    )
+    labels = {n: (B200_LABEL if c.get("runs_on") == "$b200_runner" else c.get("runs_on"))
+              for n, c in config.items() if isinstance(c, dict)}  # fmt: skip
     jobs = {str((j.get("with") or {}).get("self_name", k)): j for k, j in _jobs(root).items()
             if isinstance(j, dict)}  # fmt: skip
     for suite, info in sorted(dispatch.items()):

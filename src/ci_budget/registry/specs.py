@@ -1,26 +1,34 @@
 """`/rerun-test` specs: parse the command, validate each spec, resolve it against the registry.
 
-Pure. A spec names one registered test file, optionally narrowed to a class or a test:
+Pure. The comment is read as sglang's handler reads it: invisible format characters (Unicode
+category Cf: U+200E, zero-width spaces, a BOM) dropped, leading blank lines skipped, the first
+line split on whitespace, quotes and backticks around a spec dropped. A spec names test files,
+optionally narrowed to a class or a test:
 
     test/registered/x/test_a.py     repo path
+    registered/x/test_a.py          relative to the test root's parent (`test/`, as sglang)
     x/test_a.py                     relative to the test root
-    test_a.py                       bare file name, when exactly one registered file has it
+    test_a.py                       bare file name, when exactly one test file has it
+    test_*backend*.py               a glob: every `test_*.py` file it matches (whole files only)
     ...::Class   ...::Class::test   ...::Class.test (sglang's form, normalised to ::Class::test)
 
 The comment text comes from anyone who can comment, so the rules are an allowlist: ASCII
-letters, digits and `_ . / : -`, nothing else. Globs are refused outright (a glob that matches
-nothing and one that matches too much are both surprises), and so are `[params]` ids: naming the
-test function is enough and keeps brackets away from every shell and pytest option parser.
+letters, digits and `_ . / : -`, and in a file part the glob characters `* ? [ ]`, nothing
+else. `[params]` ids are refused: naming the test function is enough and keeps brackets away
+from every shell and pytest option parser. A glob never leaves plan: the matrix carries the
+files it matched.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ci_budget.config import Config
 from ci_budget.models import Registration
+from ci_budget.registry.lookup import Registry, is_glob
 
 COMMAND = "/rerun-test"
 MAX_SPEC_CHARS = 200
@@ -28,10 +36,10 @@ MAX_LINE_CHARS = 2000
 USAGE = f"{COMMAND}[@SHA] test/registered/dir/test_x.py[::Class[::test]] ..."
 
 _ALLOWED = re.compile(r"[A-Za-z0-9_./:-]+")
+_ALLOWED_GLOB = re.compile(r"[A-Za-z0-9_./:*?\[\]-]+")
 _GLOB = set("*?[]")
 _SHELL = set(";|&$`<>(){}!'\"\\#~")
-_SEPARATOR = re.compile(r"[ \t]+")
-_WORD = re.compile(r"[^ \t]*")
+_QUOTES = "\"'`"
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 
 
@@ -55,6 +63,8 @@ class Resolved:
 class Resolution:
     accepted: list[Resolved] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # "`spec`: why", one per refused spec
+    refused_specs: list[str] = field(default_factory=list)  # the same specs, as given
+    notes: list[str] = field(default_factory=list)  # about accepted specs (disabled files)
 
 
 def show(text: str, limit: int = 60) -> str:
@@ -70,12 +80,20 @@ def _char(c: str) -> str:
     return f"U+{ord(c):04X}"
 
 
+def strip_format(text: str) -> str:
+    """`text` without Unicode format characters (category Cf), which copy buttons and rich
+    text paste invisibly (a path ending in U+200E names no file)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
 def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command | None:
     """None when the first line is not `/rerun-test ...` (or the configured `command`): then
     the comment is not for us."""
-    first = body.partition("\n")[0].rstrip("\r").strip(" \t")
-    word = _WORD.match(first).group()
+    first = strip_format(body).strip().partition("\n")[0].strip()
+    word = first.split(maxsplit=1)[0] if first else ""
     if word != command and not word.startswith(command + "@"):
+        if word.startswith(command):  # sglang runs `/rerun-tests x.py` as `/rerun-test x.py`
+            return Command([], [f"{show(word)} is not a command; write `{command} SPEC...`"])
         return None
     if len(first) > MAX_LINE_CHARS:
         return Command(
@@ -84,8 +102,7 @@ def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command 
     sha = word[len(command) + 1 :].lower() if word != command else None
     if sha is not None and not _SHA.fullmatch(sha):
         return Command([], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"])
-    rest = first[len(word) :].strip(" \t")
-    specs = _SEPARATOR.split(rest) if rest else []
+    specs = first[len(word) :].split()
     if not specs:
         return Command([], [f"no spec given; usage: {USAGE}"], sha)
     if len(specs) > max_specs:
@@ -93,8 +110,16 @@ def parse_command(body: str, max_specs: int, command: str = COMMAND) -> Command 
     return Command(specs, sha=sha)
 
 
-def check_spec(spec: str) -> str | None:
-    """Why `spec` is not acceptable as text, or None. Does not look at the registry."""
+def unquote(spec: str) -> str:
+    """A spec without the quotes or backticks around it and around its file part (a glob is
+    written in backticks so that GitHub does not read its `*` as emphasis)."""
+    path, sep, rest = spec.strip(_QUOTES).partition("::")
+    return path.strip(_QUOTES) + sep + rest
+
+
+def check_spec(spec: str, glob: bool = False) -> str | None:
+    """Why `spec` is not acceptable as text, or None. Does not look at the registry. With
+    `glob`, its file part may be a glob."""
     if len(spec) > MAX_SPEC_CHARS:
         return f"{len(spec)} characters; at most {MAX_SPEC_CHARS}"
     for c in spec:
@@ -103,17 +128,23 @@ def check_spec(spec: str) -> str | None:
     for c in spec:
         if not c.isascii():
             return f"contains a non-ASCII character ({_char(c)})"
-    for c in spec:
+    path, sep, names = spec.partition("::")
+    if glob and is_glob(path) and sep:
+        return "a glob cannot be combined with ::Class; drop the ::... to rerun whole files"
+    for c in names if glob else spec:
         if c in _GLOB:
             return (
-                f"contains {_char(c)}: globs and [parameter] ids are not supported; "
-                "name registered files, classes or test functions"
+                f"contains {_char(c)}: [parameter] ids are not supported; name test classes "
+                "or functions"
+                if glob
+                else f"contains {_char(c)}: name one file, not a pattern"
             )
     for c in spec:
         if c in _SHELL:
             return f"contains the shell metacharacter {_char(c)}"
-    if not _ALLOWED.fullmatch(spec):
-        bad = next(c for c in spec if not _ALLOWED.fullmatch(c))
+    allowed = _ALLOWED_GLOB if glob else _ALLOWED
+    if not allowed.fullmatch(spec):
+        bad = next(c for c in spec if not allowed.fullmatch(c))
         return f"contains {_char(bad)}; only letters, digits and _ . / : - are allowed"
     if spec.startswith("-"):
         return "starts with '-' (that would read as an option)"
@@ -158,56 +189,24 @@ def split_spec(spec: str, root: str | None = None) -> tuple[str, list[str]] | st
     return path, names
 
 
-class Registry:
-    """Lookups from what people type to registered files."""
-
-    def __init__(self, registrations: Iterable[Registration], config: Config):
-        self.config = config
-        self.by_file: dict[str, list[Registration]] = {}
-        for reg in registrations:
-            self.by_file.setdefault(reg.file, []).append(reg)
-        self.root = config.test_root.strip("/")
-
-    def usable(self, file: str) -> list[Registration]:
-        backends = set(self.config.github.backends)
-        return [r for r in self.by_file[file] if r.enabled and r.backend in backends]
-
-    def find(self, path: str) -> str | list[str]:
-        """The one registered file `path` names, or the candidates (none, or several)."""
-        for candidate in (path, f"{self.root}/{path}" if self.root else path):
-            if candidate in self.by_file:
-                return candidate
-        named = sorted(f for f in self.by_file if f.rpartition("/")[2] == path)
-        usable = [f for f in named if self.usable(f)] or named
-        return usable[0] if len(usable) == 1 else usable
-
-    def runner_configs(self, file: str) -> tuple[str, ...] | str:
-        """Runner configs `file` runs on for the configured backends, or why it cannot run."""
-        regs = self.by_file[file]
-        backends = self.config.github.backends
-        usable = self.usable(file)
-        if not usable:
-            mine = [r for r in regs if r.backend in backends]
-            if mine:
-                return f"registered but disabled ({mine[0].disabled})"
-            found = sorted({r.backend for r in regs})
-            return (
-                f"registered for {', '.join(found)}, not for {', '.join(backends)} "
-                "(the backends this repository runs here)"
-            )
-        names = []
-        for reg in usable:
-            if reg.runner_config and reg.runner_config not in names:
-                names.append(reg.runner_config)
-        if not names:
-            return (
-                f"registered in suite '{usable[0].suite}' without a runner_config; "
-                "cannot tell which runner to use"
-            )
-        unknown = [n for n in names if self.config.runner(n) is None]
-        if unknown:
-            return f"runner config '{unknown[0]}' is not configured"
-        return tuple(names)
+def _files(registry: Registry, path: str, spec: str) -> list[str] | str:
+    """The files `path` names (a glob: all it matches), or why none."""
+    if is_glob(path):
+        bases = ["", registry.base] if registry.base else [""]
+        tops = [registry.root, *registry.dirs] if "/" not in path else bases
+        where = " or ".join(show(f"{t}/", 100) if t else "the repository root" for t in tops)
+        return registry.expand(path) or (
+            f"no test file matches {show(path, 100)} {'under' if '/' not in path else 'from'} "
+            f"{where} (a glob matches `test_*.py` files only)"
+        )
+    found = registry.find(path)
+    if isinstance(found, str):
+        return [found]
+    if not found:
+        return "not a registered test file"
+    more = "" if len(found) <= 10 else ", ..."
+    listed = ", ".join(show(f, 100) for f in found[:10])
+    return f"matches {len(found)} registered files: {listed}{more}; give the path"
 
 
 def resolve(
@@ -215,40 +214,44 @@ def resolve(
     registrations: Iterable[Registration],
     config: Config,
     root: str | None = None,
+    files: Iterable[str] = (),
 ) -> Resolution:
-    """Accept specs that name runnable registered files; refuse the rest, each with a reason."""
-    registry = Registry(registrations, config)
+    """Accept the specs that name runnable test files; refuse the rest, each with a reason.
+    A glob's matches are taken one by one: those that cannot run are refused by path. `files`
+    are the test files of the configured rerun directories (`github.rerun-dirs`)."""
+    registry = Registry(registrations, config, files)
     out = Resolution()
     seen: set[str] = set()
-    for spec in specs:
-        why = check_spec(spec)
-        if why is None:
-            shape = split_spec(spec, root)
-            if isinstance(shape, str):
-                why = shape
-        if why is None:
-            path, names = shape
-            found = registry.find(path)
-            if isinstance(found, list):
-                why = (
-                    f"matches {len(found)} registered files: "
-                    + ", ".join(show(f, 100) for f in found[:10])
-                    + ("" if len(found) <= 10 else ", ...")
-                    + "; give the path"
-                    if found
-                    else "not a registered test file"
-                )
-            else:
-                configs = registry.runner_configs(found)
-                if isinstance(configs, str):
-                    why = configs
-                else:
-                    normal = "::".join([found, *names])
-                    if normal not in seen:
-                        seen.add(normal)
-                        out.accepted.append(Resolved(normal, found, configs))
-                    continue
-        out.refused.append(f"{show(spec)}: {why}")
+
+    def refuse(spec: str, why: str) -> None:
+        if spec not in out.refused_specs:
+            out.refused_specs.append(spec)
+            out.refused.append(f"{show(spec)}: {why}")
+
+    for given in specs:
+        spec = unquote(given)
+        why = check_spec(spec, glob=True)
+        shape = why or split_spec(spec, root)
+        if isinstance(shape, str):
+            refuse(given, shape)
+            continue
+        path, names = shape
+        found = _files(registry, path, spec)
+        if isinstance(found, str):
+            refuse(given, found)
+            continue
+        for file in found:
+            configs = registry.runner_configs(file)
+            if isinstance(configs, str):
+                refuse(given if len(found) == 1 and not is_glob(path) else file, configs)
+                continue
+            normal = "::".join([file, *names])
+            if normal not in seen:
+                seen.add(normal)
+                out.accepted.append(Resolved(normal, file, configs))
+                if reason := registry.disabled(file):
+                    out.notes.append(f"{show(file, 100)} is disabled ({reason}); it runs "
+                                     "because it was asked for")  # fmt: skip
     # A whole-file spec already covers narrower specs of the same file.
     whole = {r.file for r in out.accepted if r.spec == r.file}
     out.accepted = [r for r in out.accepted if r.spec == r.file or r.file not in whole]

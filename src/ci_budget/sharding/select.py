@@ -117,30 +117,33 @@ def _by_suite(pool: list[Registration]) -> tuple[list[Job], list[Skipped]]:
     return jobs, skipped
 
 
-def _by_spec(pool, spec_list, resolve, suites) -> tuple[list[Job], list[Skipped]]:
+def _by_spec(pool, spec_list, resolve, suites, extra=()) -> tuple[list[Job], list[Skipped]]:
+    """One job per named file. A file named is run even when disabled (as sglang's rerun runs
+    it); `extra` are unregistered files that may be named (`github.rerun-dirs`)."""
     by_file: dict[str, list[Registration]] = {}
     for r in pool:
         by_file.setdefault(r.file, []).append(r)
+    extra = set() if suites else set(extra)
     wanted: dict[str, list[str | None]] = {}
     for spec in spec_list:
         raw, selector = parse_spec(spec)
         path = resolve(raw)
-        if path not in by_file:
+        if path not in by_file and path not in extra:
             where = f" in suite(s) {', '.join(suites)}" if suites else ""
             raise SelectionError(f"spec {spec!r}: {path} is not a registered test file{where}")
         sel = wanted.setdefault(path, [])
         if selector not in sel:
             sel.append(selector)  # None: the whole file
-    jobs, skipped = [], []
+    jobs = []
     for path, selectors in wanted.items():
-        regs = [r for r in by_file[path] if r.enabled]
-        if not regs:
-            skipped.append(_skipped(by_file[path][0]))
-            continue
-        r = max(regs, key=lambda r: r.est_time)
         sel = [] if None in selectors else list(selectors)
+        if path not in by_file:
+            jobs.append(Job(path, 0.0, None, None, sel))
+            continue
+        regs = [r for r in by_file[path] if r.enabled] or by_file[path]
+        r = max(regs, key=lambda r: r.est_time)
         jobs.append(Job(path, r.est_time, r.suite, r.backend, sel))
-    return jobs, skipped
+    return jobs, []
 
 
 def select_jobs(
@@ -155,12 +158,13 @@ def select_jobs(
     nightly: bool = False,
     resolve: Callable[[str], str] = lambda path: path,
     order: Mapping[str, int] | None = None,
+    extra: Iterable[str] = (),
 ) -> Selection:
     """Jobs in run order and the disabled files. A shard's jobs in its planned order; without a
     partition, specs in the order given, suites in `order` (path -> rank: run_suite.py keeps
     the order its glob found the files in), else longest first. Shards split by `weights`
     ((file, suite) -> seconds) where known, else est_time; skipped files are reported by the
-    first shard only."""
+    first shard only. `extra`: unregistered files a spec may name (`github.rerun-dirs`)."""
     suites, specs = list(suites), list(specs)
     if not suites and not specs:
         raise SelectionError("nothing selected: give --suite SUITE or SPEC paths")
@@ -169,7 +173,7 @@ def select_jobs(
     else:
         pool = [r for r in registrations if backend is None or r.backend == backend]
     if specs:
-        jobs, skipped = _by_spec(pool, specs, resolve, suites)
+        jobs, skipped = _by_spec(pool, specs, resolve, suites, extra)
     else:
         jobs, skipped = _by_suite(pool)
     if not jobs and not skipped:

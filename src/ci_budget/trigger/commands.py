@@ -18,7 +18,6 @@ The first word must be the command itself (sglang matches a prefix, so `/rerun-t
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from ci_budget.registry import specs
@@ -66,8 +65,7 @@ class Request:
 
 def first_line(body: str) -> str:
     """The line sglang's handler acts on: format characters dropped, blank lines skipped."""
-    text = "".join(c for c in body if unicodedata.category(c) != "Cf")
-    return text.strip().partition("\n")[0].rstrip("\r").strip()
+    return specs.strip_format(body).strip().partition("\n")[0].rstrip("\r").strip()
 
 
 def parse_request(

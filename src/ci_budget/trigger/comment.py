@@ -156,11 +156,12 @@ def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
     """`/rerun-test`, `/verify-guard`, `/rerun-group`: the specs at the bound commit."""
     request, command = ask.request, ask.request.command
     group = request.name == RERUN_GROUP
+    files = facts.rerun_files or ()
     if not facts.read_commits:  # the checkout's registry: refuse bad specs before reading the PR
         wanted, refused = _wanted(request, registrations, config)
         if not refused:
-            early = specs.resolve(wanted, registrations, config, facts.root)
-            refused = [] if group and early.accepted else early.refused
+            early = specs.resolve(wanted, registrations, config, facts.root, files)
+            refused = [] if early.accepted else early.refused
         if refused:
             return ask.refuse(refused)
     target = target_commit(command, ask.number, facts, ask.when, registrations)
@@ -172,17 +173,15 @@ def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
     wanted, refused = _wanted(request, found, config)
     if refused:
         return ask.refuse(refused)
-    resolution = specs.resolve(wanted, found, config, facts.root)
-    # A group runs the files of it that can run, as sglang's handler does, and says which not.
-    if resolution.refused and not (group and resolution.accepted):
+    resolution = specs.resolve(wanted, found, config, facts.root, files)
+    # The specs (a group's files) that can run do, as sglang's handler does; the reply lists
+    # the rest. A guard verification is of one file: all or nothing.
+    if not resolution.accepted or (request.guard and resolution.refused):
         return ask.refuse(resolution.refused)
-    plan = accepted_plan(ask.login, ask.number, sha, resolution.accepted, config, ask.base)
+    plan = accepted_plan(ask.login, ask.number, sha, resolution, config, ask.base)
     if group:
-        plan.reason = RERUN_GROUP + plan.reason.removeprefix(specs.COMMAND)
-        plan.reason += f" ({', '.join(request.groups)})"
-        left = resolution.refused
-        plan.reply += "".join(f"- not run: {inline(w)}\n" for w in left)
-        plan.reason += f"; {len(left)} not run" if left else ""
+        head, sep, left = plan.reason.removeprefix(specs.COMMAND).partition("; ")
+        plan.reason = f"{RERUN_GROUP}{head} ({', '.join(request.groups)}){sep}{left}"
     return guard_plan(plan, request.guard, ask.login) if request.guard else plan
 
 

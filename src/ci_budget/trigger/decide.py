@@ -205,7 +205,8 @@ def _run_inputs(
     if len(spec_list) > config.github.max_specs:
         problems.append(f"{len(spec_list)} specs given; at most {config.github.max_specs}")
     elif spec_list:
-        resolution = specs.resolve(spec_list, registrations, config, facts.root)
+        files = facts.rerun_files or ()
+        resolution = specs.resolve(spec_list, registrations, config, facts.root, files)
         problems.extend(resolution.refused)
         rows.extend(spec_rows(resolution.accepted, config, "specs"))
     if suite_names:

@@ -37,6 +37,7 @@ class Facts:
     registry_error: str | None = None
     sha: str | None = None  # GITHUB_SHA, for workflow_dispatch
     root: str | None = None  # absolute repository root, for absolute specs
+    rerun_files: list[str] | None = None  # test files of github.rerun-dirs (with the registry)
     suites: list[str] | None = None  # --suite: override the event
     specs: list[str] | None = None  # --specs: override the event
     weights: dict[tuple[str, str], float] | None = None  # (file, suite) -> measured p90

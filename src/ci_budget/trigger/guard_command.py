@@ -53,6 +53,8 @@ def parse_guard_command(body: str) -> GuardCommand | None:
         return GuardCommand("", [], [f"give a file and at least one fix; usage: {USAGE}"], sha)
     file, refs = tokens[0], tokens[1:]
     problems = [f"{show(file)}: name a whole file, not a class or test"] if "::" in file else []
+    if set("*?[") & set(file):  # a glob names many files; a verification is of one
+        problems.append(f"{show(file)}: name one file, not a pattern")
     if len(refs) > MAX_REFS:
         problems.append(f"{len(refs)} fixes given; at most {MAX_REFS}")
     problems.extend(p for ref in refs[:MAX_REFS] if (p := check_ref(ref)))

@@ -130,17 +130,23 @@ def accepted_plan(
     login: str,
     number: int,
     sha: str,
-    accepted: Sequence[specs.Resolved],
+    resolution: specs.Resolution,
     config: Config,
     base: dict,
 ) -> Plan:
+    """The plan for the specs that resolved; the reply also lists the ones refused (they do
+    not stop the others, as in sglang's handler) and notes on disabled files."""
+    accepted = resolution.accepted
     rows = spec_rows(accepted, config)
     reply = f"@{login} rerunning at `{sha}` (#{number}):\n" + describe_rows(rows)
+    reply += "".join(f"- note: {inline(n)}\n" for n in resolution.notes)
+    reply += "".join(f"- not run: {inline(why)}\n" for why in resolution.refused)
     count = f"{len(accepted)} spec{'' if len(accepted) == 1 else 's'}"
+    left = f"; {len(resolution.refused)} not run" if resolution.refused else ""
     return Plan(
         should_run=True,
         reason=f"/rerun-test by {login}: {count} on "
-        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}",
+        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}{left}",
         matrix=rows,
         head_sha=sha,
         reply=reply,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ci_budget.ciprofile import sglang
+from ci_budget.ciprofile.sglang_jobs import output_names
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -21,7 +22,13 @@ def detect(root: Path) -> sglang.Profile | None:
         return None
     texts = {
         rel: _read(root, rel)
-        for rel in (*sglang.MARKERS, sglang.PR_TEST, sglang.RUN_SUITE, sglang.CI_UTILS)
+        for rel in (
+            *sglang.MARKERS,
+            sglang.PR_TEST,
+            sglang.RUN_SUITE,
+            sglang.CI_UTILS,
+            sglang.HANDLER,
+        )
     }
     for rel in sglang.stage_workflows(texts[sglang.PARTITIONS]):
         texts[rel] = _read(root, rel)
@@ -29,5 +36,6 @@ def detect(root: Path) -> sglang.Profile | None:
     for path in sorted((root / ".github" / "workflows").glob("*.y*ml")):
         rel = path.relative_to(root).as_posix()
         workflows[path.name] = texts[rel] = texts.get(rel) or _read(root, rel) or ""
-    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS])
+    # `$name` labels of runner_configs.yml, and `needs.*.outputs.NAME` labels of pr-test.yml
+    names = sglang.sentinels(texts[sglang.RUNNER_CONFIGS]) + output_names([texts[sglang.PR_TEST]])
     return sglang.build(texts, sglang.sentinel_values(names, workflows))
