@@ -351,7 +351,8 @@ def test_headroom_and_ratio_are_none_without_a_measurement():
     (line,) = build_report([reg("t/a.py", 100)], [run(res("t/a.py", 7, "not-run"))], CONFIG).lines
     assert (line.measured, line.ratio, line.headroom, line.gpu_seconds) == (None, None, None, 0)
     (line,) = build_report([reg("t/a.py", 0)], [run(res("t/a.py", 7))], CONFIG).lines
-    assert (line.measured, line.ratio, line.status, line.headroom) == (7, None, "not-run", -7)
+    # est_time=0 that ran: over by any time (no ratio to show), never `not-run`
+    assert (line.measured, line.ratio, line.status, line.headroom) == (7, None, "over", -7)
 
 
 # --- totals, order, problems -----------------------------------------------------------------

@@ -52,7 +52,7 @@ def _err(capsys, argv) -> tuple[int, list[str]]:
 def test_scan_unknown_suite_exits_2_like_run(repo, capsys):
     rc, err = _err(capsys, ["scan", "--root", str(repo), "--suite", "nope"])
     assert rc == 2
-    assert err == ["ci-budget scan: --suite: unknown suite 'nope' (known: base-b-test-1-gpu-large)"]
+    assert err == ["ci-budget scan: unknown suite 'nope' (known: 'base-b-test-1-gpu-large')"]
     rc, err = _err(capsys, ["scan", "--root", str(repo), "--stage", "base-z"])
     assert rc == 2 and "unknown stage 'base-z'" in err[0]
 

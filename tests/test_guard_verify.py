@@ -37,7 +37,8 @@ def test_verify_reverts_a_commit_and_fills_this_archs_columns(tmp_path, monkeypa
     monkeypatch.setenv("STANDIN_ARCH", "sm90")
     root, fix = guard_repo(tmp_path)
     monkeypatch.chdir(root)
-    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90",
+    # No GPU here: the stand-in prints SM90's numbers, so --write needs --force-arch.
+    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90", "--force-arch",
             "--python", sys.executable, "--write", "--results-dir", str(tmp_path / "out")]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -72,7 +73,7 @@ def test_verify_write_keeps_a_crlf_file_crlf(tmp_path, monkeypatch, capsys):
     state.write_text("REVERTED = None\n")
     git(root, "commit", "-qam", "Fix #34184: save the state at the prefix end")
     monkeypatch.chdir(root)
-    argv = ["guard", "verify", REL, "--revert", "HEAD", "--arch", "sm90",
+    argv = ["guard", "verify", REL, "--revert", "HEAD", "--arch", "sm90", "--force-arch",
             "--python", sys.executable, "--write"]  # fmt: skip
     assert main(argv) == 0
     after = (root / REL).read_bytes()

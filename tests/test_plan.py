@@ -350,7 +350,7 @@ def test_workflow_dispatch_refuses_unknown_suites_and_bad_specs():
     data["inputs"] = {"suites": "nope-suite", "specs": "a;b"}
     plan = decide("workflow_dispatch", data, Facts(), REGS, Config())
     assert not plan.should_run
-    assert "`nope-suite`: not a registered suite" in plan.reason
+    assert "unknown suite `nope-suite` (known: `base-b-test-1-gpu-large`" in plan.reason
     assert "`a;b`: contains the shell metacharacter ';'" in plan.reason
 
 

@@ -56,9 +56,12 @@ def _results(tmp_path: Path, gpu: dict | None, kl: float = 0.0) -> Path:
     return path
 
 
+OUT = ("--out", "ci-budget-report.md")  # as the action passes it
+
+
 def _report(tmp_path: Path, *args: str):
     return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path), *args],
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(tmp_path), *args, *OUT],
         capture_output=True,
         text=True,
         cwd=tmp_path,

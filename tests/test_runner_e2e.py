@@ -141,8 +141,10 @@ def wait_for_file(path: Path) -> str:
 
 def test_per_class_timings_and_outputs(tmp_path, capsys):
     root = make_repo(tmp_path, {"test_timed.py": (30, TIMED)})
-    rc, results, out = run_cli(root, "--suite", SUITE)
+    artifacts = tmp_path / "raw"
+    rc, results, out = run_cli(root, "--suite", SUITE, "--artifacts-dir", str(artifacts))
     text = capsys.readouterr().out
+    assert "generated report log file" not in text  # pytest-reportlog's line about our file
     assert rc == 0
     (f,) = results.files
     assert f.status == "passed" and f.exit_code == 0 and f.timeout == 1200
@@ -173,7 +175,6 @@ def test_per_class_timings_and_outputs(tmp_path, capsys):
     assert meta.suites == [SUITE] and meta.runner_config == "1-gpu-large"
     assert meta.configured_arch == "sm90" and meta.mode == "pytest"
     assert meta.started_at <= meta.finished_at
-    artifacts = out.parent / "results-artifacts"
     assert (artifacts / "test__registered__test_timed.json").is_file()
     assert (artifacts / "test__registered__test_timed.jsonl").is_file()
     assert "passed" in (artifacts / "test__registered__test_timed.log").read_text()

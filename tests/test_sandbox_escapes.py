@@ -167,7 +167,8 @@ class Runner:
         self.temp, self.tool = work / "_temp", work / "_tool"
         self.checkout = work / "hello-gpu" / "hello-gpu"
         self.home = base / "home"
-        # Where a workflow that checks out at the workspace root keeps them: in the checkout.
+        # Where a workflow that checks out at the workspace root keeps them: in the checkout
+        # (the raw reports only when asked: `run` keeps them in a temporary folder by default).
         self.out = self.checkout / "ci-budget-results.json"
         self.artifacts = self.checkout / "ci-budget-results-artifacts"
         commands = self.temp / "_runner_file_commands"
@@ -223,6 +224,7 @@ class Runner:
         files are named so that they run in this order whatever order the file system lists."""
         cli = [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(self.checkout),
                "--suite", SUITE, "--out", str(self.out), "--grace", "0.5",
+               "--artifacts-dir", str(self.artifacts),  # in the checkout: the worst case
                "--continue-on-error", *args, *FILES]  # fmt: skip
         worker = [str(self.root / "bin" / "Runner.Worker"), "-c", '"$@"; exit $?', "step"]
         return subprocess.run([*user, *worker, *cli], env=self.env(), capture_output=True,

@@ -163,10 +163,12 @@ def test_usage_errors():
     assert str(err.value) == "nothing selected: give --suite SUITE or SPEC paths"
     with pytest.raises(SelectionError) as err:
         select_jobs(REGS, ["nope"])
-    assert str(err.value) == f"unknown suite 'nope' (known: {S}, {T})"
+    assert str(err.value) == f"unknown suite 'nope' (known: '{S}', '{T}')"
     with pytest.raises(SelectionError) as err:
         select_jobs([reg("n.py", 5, nightly=True)], [S])
-    assert str(err.value) == f"no registered files for {S}"
+    assert str(err.value) == (
+        f"{S}: only nightly=True registrations (1 file(s)); add --nightly to run them"
+    )
     assert suite_pool([reg("n.py", 5, nightly=True)], [S], nightly=True)[0].file == "n.py"
     assert Job("x.py", 1.0).selection == []
 

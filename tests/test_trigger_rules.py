@@ -599,9 +599,12 @@ def test_workflow_dispatch_refusals_keep_the_trigger_and_commit():
     data["inputs"] = {"suites": "nope-a nope-b"}
     plan = decide("workflow_dispatch", data, Facts(sha=HEAD), REGS, Config())
     assert (plan.should_run, plan.trigger, plan.head_sha) == (False, "dispatch", HEAD)
+    known = (
+        "(known: `base-b-test-1-gpu-large`, `base-b-test-2-gpu-large`, "
+        "`nightly-test-1-gpu-large`, `stage-c-test-4-gpu-h100`)"
+    )
     assert plan.reason == (
-        "workflow_dispatch refused: `nope-a`: not a registered suite; "
-        "`nope-b`: not a registered suite"
+        f"workflow_dispatch refused: unknown suite `nope-a` {known}; unknown suite `nope-b` {known}"
     )
     regs = [r for r in REGS if r.disabled]
     plan = decide(None, None, Facts(sha=HEAD, suites=[regs[0].suite]), regs, Config())

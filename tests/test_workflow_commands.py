@@ -183,7 +183,8 @@ def test_a_test_files_output_reaches_the_job_log_as_text(tmp_path: Path):
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GITHUB_")}
     proc = subprocess.run(
         [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path), "--suite", SUITE,
-         "--out", str(tmp_path / "r.json"), "--python", sys.executable],
+         "--out", str(tmp_path / "r.json"), "--python", sys.executable,
+         "--artifacts-dir", str(tmp_path / "r-artifacts")],
         capture_output=True, text=True, cwd=tmp_path, env=env | {"GITHUB_ACTIONS": "true"},
         timeout=300, check=False,
     )  # fmt: skip

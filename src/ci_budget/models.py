@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 SCHEMA_VERSION = 1
+
+# Numbers and paths in result files and artifacts come from jobs that ran a PR's code: a time is
+# finite, not negative and small enough to add up; a path fits a file system's.
+MAX_SECONDS = 1e9  # about 31 years
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_SECONDS, le=MAX_SECONDS)]
+PathText = Annotated[str, Field(max_length=4096)]
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled", "not-run"]
 BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "cancelled", "not-run"]
@@ -70,9 +77,9 @@ class TestTiming:
 
     nodeid: str
     outcome: str = "passed"  # passed / failed / skipped / error / running
-    setup: float = 0.0
-    call: float = 0.0
-    teardown: float = 0.0
+    setup: Finite = 0.0
+    call: Finite = 0.0
+    teardown: Finite = 0.0
     user_properties: dict[str, Any] = Field(default_factory=dict)
     message: str | None = None
 
@@ -86,10 +93,10 @@ class ClassTiming:
     """A test class (`path::Class`) or, for module-level tests, the module (`path`)."""
 
     name: str
-    class_setup: float = 0.0  # first test's setup: where setUpClass runs
-    tests: float = 0.0  # everything between
-    class_teardown: float = 0.0  # last test's teardown: where tearDownClass runs
-    total: float = 0.0
+    class_setup: Finite = 0.0  # first test's setup: where setUpClass runs
+    tests: Finite = 0.0  # everything between
+    class_teardown: Finite = 0.0  # last test's teardown: where tearDownClass runs
+    total: Finite = 0.0
     passed: int = 0
     failed: int = 0
     skipped: int = 0
@@ -99,15 +106,15 @@ class ClassTiming:
 
 
 class FileResult(Data):
-    path: str
+    path: PathText
     suite: str | None = None
-    est_time: float | None = None
-    elapsed: float = 0.0
+    est_time: Seconds | None = None
+    elapsed: Seconds = 0.0
     exit_code: int | None = None
     status: FileStatus = "not-run"
-    timeout: float | None = None  # the limit the runner applied
+    timeout: Seconds | None = None  # the limit the runner applied
     classes: list[ClassTiming] = Field(default_factory=list)
-    unattributed: float = 0.0  # wall - sum(classes): interpreter start, imports, collection
+    unattributed: Seconds = 0.0  # wall - sum(classes): interpreter start, imports, collection
     in_flight: str | None = None  # test running when a timeout or crash hit
     message: str | None = None
     selection: list[str] = Field(default_factory=list)  # ::Class / ::Class::test narrowing
@@ -119,7 +126,7 @@ class GpuInfo(Data):
     name: str
     compute_capability: str | None = None  # "9.0"
     arch: str | None = None  # "sm90"
-    count: int = 1
+    count: int = Field(default=1, ge=0, le=4096)
     source: str = "nvidia-smi"
 
 
@@ -206,8 +213,8 @@ class GuardValue(Data):
     group: str | None = None
     case: str
     line: int = 0  # the row's line in the file
-    reverted: float | None = None
-    fixed: float | None = None
+    reverted: Finite | None = None
+    fixed: Finite | None = None
 
 
 class GuardVerification(Data):

@@ -29,7 +29,8 @@ class CheckOptions:
 
 
 def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
-    """Exit 1 with `fail_on_flags` when a row is unverified or silent on its CI arch."""
+    """Exit 2 when a file or table cannot be read; else 1 with `fail_on_flags` when a row is
+    unverified or silent on its CI arch."""
     from ci_budget.app.fill import given_arch
     from ci_budget.arch.flags import SILENT, UNVERIFIED
     from ci_budget.workspace.guards import guard_files
@@ -54,6 +55,8 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
         sink.write(_table(rows))
         for problem in problems:
             sink.error(str(problem))
+    if problems:  # a file that does not parse, a table that does not read: input errors
+        return 2
     flagged = any(f in (UNVERIFIED, SILENT) for r in rows for f in r.flags)
     return 1 if options.fail_on_flags and flagged else 0
 
@@ -72,12 +75,15 @@ def _groups(settings, options: CheckOptions, arch: str | None):
                 raise AppError(f"{given}: no such file")
         groups.append((rels, arch))
     if options.suites:
-        from ci_budget.registry.parse import select
+        from ci_budget.registry.parse import select, unknown
         from ci_budget.workspace.scan import scan_tree
 
-        regs = select(scan_tree(root, config), suites=options.suites)
-        if not regs:
-            raise AppError(f"--suite {', '.join(options.suites)}: no registered files")
+        found = scan_tree(root, config)
+        known = {r.suite for r in found.registrations}
+        for suite in options.suites:
+            if suite not in known:
+                raise AppError(unknown("suite", suite, known))
+        regs = select(found, suites=options.suites)
         by_arch: dict[str | None, list[str]] = {}
         for reg in regs:
             runner = config.runner(reg.runner_config)

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
-from ci_budget.app.report import fail_on_option, format_option, out_option, post_option, pr_option
+from ci_budget.app.report import (
+    fail_on_option,
+    format_option,
+    kept,
+    out_option,
+    post_option,
+    pr_option,
+)
 from ci_budget.app.sink import Sink
 from ci_budget.models import RegistryScan
 
@@ -27,7 +34,7 @@ class DiffOptions:
         help="sglang-ci-stats model.json: shard counts and walls as sglang's CI plans them "
         "(missing or unreadable: a warning, then est_time)",
     )  # fmt: skip
-    out: Path = out_option()
+    out: Path | None = out_option()
     format: str | None = format_option()
     fail_on: str = fail_on_option(
         "anything but never: exit 1 when a suite's risk is over or the PR adds registry errors"
@@ -71,7 +78,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             "verdict": static_verdict(report).level,
             "est-delta": f"{report.est_delta:+.0f}",
             "under-p90": len(report.under_p90),
-            "report-path": str(options.out),
+            "report-path": "" if options.out is None else str(options.out),
         }
     )
     if options.post:
@@ -80,7 +87,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             kind=KIND,
             pr=options.pr,
             what="the budget comment",
-            where=f"report: {options.out}",
+            where=kept(options.out),
         )
     failing = report.risk == "over" or bool(report.errors_introduced)
     return 1 if options.fail_on != "never" and failing else 0

@@ -26,6 +26,11 @@ class GuardSuggestOptions:
     pr: int = option(required=True, help="pull request number")
     sha: str = option(required=True, help="the commit the plan pinned (head-sha)")
     dry_run: bool = option(False, help="print the comment, post nothing")
+    file: str | None = option(
+        None, metavar="FILE",
+        help="the guard file the plan verified: the verification must name it (the artifact "
+        "comes from a job that ran the PR's code)",
+    )  # fmt: skip
 
 
 def guard_suggest(settings, options: GuardSuggestOptions, sink: Sink | None = None,
@@ -51,6 +56,7 @@ def suggest_bodies(settings, options: GuardSuggestOptions, client=None) -> list[
     if saved.commit != options.sha:
         raise AppError(f"{options.verification}: measured at {str(saved.commit)[:12]}, not at the "
                        f"pinned {options.sha[:12]}; nothing posted")  # fmt: skip
+    _check_file(options, saved.file)
     client = client or _client(settings)
     from ci_budget.github.review import file_text
     from ci_budget.workspace.git import repo_path
@@ -62,6 +68,21 @@ def suggest_bodies(settings, options: GuardSuggestOptions, client=None) -> list[
     if problems:
         raise AppError("; ".join(str(p) for p in problems))
     return [_post(client, options, saved, path, new, first, len(lines)) for first, lines in tables]
+
+
+def _check_file(options: GuardSuggestOptions, file: str) -> None:
+    """The artifact's file is a plain repository path (it goes into an API URL with a write
+    token) and, with `--file`, the very file the plan verified."""
+    from ci_budget.registry.specs import check_spec, show
+
+    why = check_spec(file)
+    if why is None and (file.startswith("/") or ".." in file.split("/") or "::" in file):
+        why = "not a repository path"
+    if why:
+        raise AppError(f"{options.verification}: file {show(file)}: {why}; nothing posted")
+    if options.file is not None and file != options.file:
+        raise AppError(f"{options.verification}: measures {show(file)}, not the verified "
+                       f"{show(options.file)}; nothing posted")  # fmt: skip
 
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:

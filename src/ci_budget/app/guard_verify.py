@@ -16,7 +16,14 @@ from typing import TextIO
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
-from ci_budget.app.run import sandbox_expose_option, sandbox_network_option, sandbox_option
+from ci_budget.app.sandboxing import (
+    interpreter,
+    open_sandbox,
+    sandbox_expose_option,
+    sandbox_network_option,
+    sandbox_option,
+    sandbox_policy,
+)
 from ci_budget.app.sink import Sink
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
@@ -55,6 +62,11 @@ class VerifyOptions:
         None, metavar="FIX", help="table group of the fix (default: from REF)"
     )
     arch: str | None = option(None, help="architecture (default: the GPU found on this machine)")
+    force_arch: bool = option(
+        False, needs="write",
+        help="let --write file the values under --arch although this machine's GPU is another "
+        "architecture or none",
+    )  # fmt: skip
     python: str | None = option(None, help="interpreter the tests run with (default: this one)")
     timeout_per_file: float | None = option(
         None, metavar="S", help="per-run timeout in seconds (default: the config's file timeout)"
@@ -120,12 +132,34 @@ def _run(tree_root: Path, job: Job, config: Config, python: str, meta: RunMeta, 
         return run_jobs([job], [], meta.model_copy(deep=True), setup)
 
 
+def run_arch(config: Config, arch: str | None, gpu) -> tuple[str, str | None]:
+    """(the architecture the values are filed under, why it is not this machine's, or None)."""
+    amap = config.gpu_arch_map()
+    here = normalize_arch(gpu.arch or "", amap) if gpu is not None else None
+    if arch is None:
+        if here is None:
+            raise GuardError("no GPU architecture detected on this machine; pass --arch")
+        return here, None
+    chosen = normalize_arch(arch, amap)
+    if chosen is None:
+        raise GuardError(f"--arch {arch!r}: not an architecture (sm90, SM100, H200, ...)")
+    if here == chosen:
+        return chosen, None
+    if gpu is None:
+        machine = "this machine has no GPU (the tests take their CPU path)"
+    else:
+        machine = f"this machine's GPU is {gpu.name} ({here or 'an unknown architecture'})"
+    return chosen, f"--arch {chosen}: {machine}; its values are not {chosen}'s"
+
+
 def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str,
            arch: str | None = None, group: str | None = None, cwd: Path | None = None,
            stream: TextIO | None = None, timeout: float | None = None,
-           sandbox=None) -> Verification:  # fmt: skip
-    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table. `sandbox`:
-    the tests' sandbox (runner.sandbox.Sandbox), opened by the caller, or None."""
+           sandbox=None, on_mismatch=None) -> Verification:  # fmt: skip
+    """Run `rel` with each of `refs` reverted, then unreverted, and fill the table (under
+    `arch`, else the architecture of the GPU found here). `sandbox`: the tests' sandbox
+    (runner.sandbox.Sandbox), opened by the caller, or None. `on_mismatch(why)` before any run
+    when `arch` is not this machine's."""
     amap = config.gpu_arch_map()
     source = read_source(root / rel)
     rows, problems, _ = parse_source(source, rel, amap)
@@ -135,9 +169,9 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
     env = tests_env(config.env_drop, config.env_keep)
     wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
     gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
-    run_arch = normalize_arch(arch or (gpu.arch if gpu else "") or "", amap)
-    if run_arch is None:
-        raise GuardError("no GPU architecture detected on this machine; pass --arch")
+    chosen, mismatch = run_arch(config, arch, gpu)
+    if mismatch and on_mismatch is not None:
+        on_mismatch(mismatch)
     meta = RunMeta(specs=[rel], gpu=gpu, mode=config.mode, python=python)
     job = _job(rel, source, config)
     try:
@@ -153,7 +187,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
     except GitError as exc:
         raise GuardError(str(exc)) from None
     group = group or infer_group(described, {r.group for r in rows if r.group})
-    out = Verification(rel, run_arch, described, group, source, [], [], problems, runs)
+    out = Verification(rel, chosen, described, group, source, [], [], problems, runs)
     _fill(out, config, class_names(source))
     return out
 
@@ -198,15 +232,20 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     rel = repo_relative(root, options.file)
     if not (root / rel).is_file():
         raise AppError(f"{options.file}: no such file")
-    from ci_budget.app.run import open_sandbox, sandbox_policy
-
-    python = options.python or sys.executable
+    python = interpreter(options.python) if options.python else sys.executable
     policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
     box, _ = open_sandbox(root, config, policy, python, settings.env.in_actions, sink.warn)
+
+    def mismatch(why: str) -> None:
+        if options.write and not options.force_arch:
+            raise GuardError(f"{why}; refusing --write (--force-arch writes them anyway)")
+        sink.warn(why)
+
     try:
         result = verify(root, config, rel, options.revert, python=python, arch=options.arch,
                         group=options.group, cwd=Path.cwd(), stream=sink.stderr,
-                        timeout=options.timeout_per_file, sandbox=box)  # fmt: skip
+                        timeout=options.timeout_per_file, sandbox=box,
+                        on_mismatch=mismatch)  # fmt: skip
     except GuardError as exc:
         raise AppError(str(exc)) from None
     finally:

@@ -74,9 +74,11 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
         if count is not None:
             added += count
             sink.echo(f"{path}: {count} new sample(s)")
-    # Good files are kept even when others are bad: measured data is never dropped.
-    save_history(store, history)
-    sink.echo(f"{store}: {added} sample(s) added, {len(history.keys())} (file, suite) series")
+    if bad and not added and not store.exists():
+        sink.echo(f"{store}: not created (no results file could be read)")
+    else:  # good files are kept even when others are bad: measured data is never dropped
+        save_history(store, history)
+        sink.echo(f"{store}: {added} sample(s) added, {len(history.keys())} (file, suite) series")
     for message in bad:
         sink.error(message)
     return 2 if bad else 0

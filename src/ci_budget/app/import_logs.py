@@ -4,6 +4,7 @@ optionally seeded with a partition model's estimates."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,7 +54,10 @@ class ImportOptions:
     )  # fmt: skip
 
 
-def import_files(history: History, paths: list[Path], suite: str | None, progress) -> Summary:
+def import_files(history: History, paths: list[Path], suite: str | None, progress,
+                 suites=frozenset) -> Summary:  # fmt: skip
+    """`suites()`: the registered suite names, asked for only when a log file's own name is
+    all that could name its suite (it counts only when it names one)."""
     out = Summary()
     for path in paths:
         if not path.exists():
@@ -69,7 +73,10 @@ def import_files(history: History, paths: list[Path], suite: str | None, progres
                 continue
             out.jobs += 1
             when = stamp_date(timings.last_stamp)
-            job = JobInfo(id=0, name=job_name, completed_at=when)
+            stem = Path(name).stem
+            if job_name is None and not suite and stem in suites():
+                job_name = stem
+            job = JobInfo(id=0, name=job_name or "", completed_at=when)
             added = add_job(history, block_key(timings), job, timings, None, suite)
             out.samples += added.samples
             out.entries += added.entries
@@ -79,7 +86,11 @@ def import_files(history: History, paths: list[Path], suite: str | None, progres
                 progress.line(f"{where}: {problem.message}")
             if added.unplaced:
                 out.problems += 1
-                progress.line(f"{name}: no suite for {len(added.unplaced)} file(s); pass --suite")
+                why = "no run_suite.py command line" + (
+                    "" if job_name else f" and its file name {stem!r} is no registered suite"
+                )
+                progress.line(f"{name}: no suite for {len(added.unplaced)} file(s) ({why}); "
+                              "nothing imported from them: pass --suite SUITE")  # fmt: skip
     return out
 
 
@@ -115,13 +126,21 @@ def import_logs(settings, options: ImportOptions, sink: Sink | None = None, clie
     if options.partition_model is not None:
         seeded = seed_from_model(history, options.partition_model, progress)
     if options.from_paths:
-        out = import_files(history, options.from_paths, options.suite, progress)
-        save_history(store, history)
+        out = import_files(history, options.from_paths, options.suite, progress,
+                           functools.cache(lambda: _registered_suites(settings)))  # fmt: skip
+        if out.samples or seeded or store.exists():  # a failed import leaves no empty store
+            save_history(store, history)
         status = 2 if out.problems else 0
     else:
         out, status = _from_github(settings, options, store, sink, client, history, since, progress)
     sink.echo(_summary(store, out, history, seeded))
     return status
+
+
+def _registered_suites(settings) -> set[str]:
+    from ci_budget.workspace.scan import scan_tree
+
+    return {r.suite for r in scan_tree(settings.root, settings.config).registrations}
 
 
 def _check(options: ImportOptions):

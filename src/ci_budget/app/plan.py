@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.sink import Sink
 
@@ -33,7 +34,16 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
     sink = sink or Sink(settings)
     settings.check()
     feedback = Feedback(settings)
-    decided = _decide(settings, options, feedback, sink)
+    try:
+        decided = _decide(settings, options, feedback, sink)
+    except (AppError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a PR's file or an event this code did not foresee: no run, exit 0
+        from ci_budget.models import Plan
+
+        text = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "..."
+        sink.error(f"plan: {type(exc).__name__}: {text}")
+        decided = Plan(reason=f"plan could not decide ({type(exc).__name__}); not running")
     answer(decided, feedback, settings.env.run_url, sink)
     calls = feedback.calls
     per_suite, total = max_parallel(decided)

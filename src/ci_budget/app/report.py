@@ -15,9 +15,14 @@ FAIL_ON = ("over", "timeout", "failed", "never")
 
 def out_option():
     return option(
-        Path("ci-budget-report.md"),
-        help="markdown file to write; a .json copy goes next to it (default: %(default)s)",
-    )
+        None, metavar="FILE",
+        help="also write the markdown to FILE and a .json copy next to it (default: no file)",
+    )  # fmt: skip
+
+
+def kept(out: Path | None) -> str:
+    """Where a report is kept besides what was printed, for the error of a failed post."""
+    return f"the report is in {out}" if out is not None else "the report was printed only"
 
 
 def format_option():
@@ -47,7 +52,7 @@ class ReportOptions:
     json_reports: list[str] = option(
         list, flag="--json-report", metavar="FILE", help="pytest-json-report file (repeatable)"
     )
-    out: Path = out_option()
+    out: Path | None = out_option()
     kind: str = option("run", help="sticky comment kind (default: %(default)s)")
     format: str | None = format_option()
     classes: str = option(
@@ -94,15 +99,10 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     runs = load_runs(options)
     rows, problems = measured_table_rows(settings, runs)
     reported = {result.path for run in runs for result in run.files}
-    built = build_report(
-        # The report joins only the files that have results: the others need no parsing.
-        scan_files(root, [f for f in discover(root, config) if f in reported], config),
-        runs,
-        config,
-        kind=options.kind,
-        arch_rows=rows,
-        arch_problems=problems,
-    )
+    # The report joins only the files that have results: the others need no parsing.
+    scanned = scan_files(root, [f for f in discover(root, config) if f in reported], config)
+    built = build_report(scanned, runs, config, kind=options.kind, arch_rows=rows,
+                         arch_problems=problems)  # fmt: skip
     if options.history is not None or options.partition_model is not None:
         from ci_budget.app.numbers import plan_numbers
         from ci_budget.budget.status import attach_numbers
@@ -125,19 +125,14 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
             "over": statuses.count("over"),
             "near": statuses.count("near"),
             "timeouts": statuses.count("timeout"),
-            "report-path": str(options.out),
+            "report-path": "" if options.out is None else str(options.out),
         }
     )
     sink.annotations(annotations(built) + arch_annotations(built))
     sink.flush()
     if options.post:
-        sink.post(
-            md,
-            kind=options.kind,
-            pr=options.pr,
-            what="the comment",
-            where=f"the report is in {options.out}",
-        )
+        sink.post(md, kind=options.kind, pr=options.pr, what="the comment",
+                  where=kept(options.out))  # fmt: skip
     return 1 if should_fail(options.fail_on, built) else 0
 
 
@@ -172,10 +167,12 @@ def measured_table_rows(settings, runs) -> tuple[list, list]:
     from ci_budget.arch.flags import arch_mismatch
     from ci_budget.arch.match import attach_measured
     from ci_budget.workspace.guards import guard_files
+    from ci_budget.workspace.sources import inside
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
-    rows, problems, classes = guard_files(root, [f for f in files if (root / f).is_file()], config)
+    # Paths come from the results (a job that ran the PR's code): only the checkout's files.
+    rows, problems, classes = guard_files(root, [f for f in files if inside(root, f)], config)
     for run in runs:
         if run.meta.gpu is not None and run.meta.gpu.arch:
             # Values that match no row are guard fill's to list; the report shows what matched.

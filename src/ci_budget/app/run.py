@@ -3,41 +3,29 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
-from ci_budget.app.run_dropin import Retry, drop_in_options, nothing_to_run, retry_rules
+from ci_budget.app.run_dropin import (
+    Retry,
+    drop_in_options,
+    file_timeout,
+    nothing_to_run,
+    print_dry_run,
+    retry_rules,
+)
+from ci_budget.app.sandboxing import (
+    interpreter,
+    open_sandbox,
+    sandbox_expose_option,
+    sandbox_network_option,
+    sandbox_option,
+    sandbox_policy,
+)
 from ci_budget.app.sink import Sink
-from ci_budget.units import secs
-
-
-# The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
-# GPU job the config file is the PR's.
-def sandbox_option():
-    return option(
-        "auto",
-        choices=("auto", "on", "off"),
-        help="run each test file in a bubblewrap sandbox: on (fail when it cannot start), off, "
-        "or auto (on in a GitHub Actions job, off elsewhere)",
-    )
-
-
-def sandbox_expose_option():
-    return option(
-        list,
-        flag="--sandbox-expose",
-        metavar="PATH[:rw]",
-        help="a path the sandbox hides (e.g. under $HOME) shown to the tests, read-only unless "
-        "PATH:rw (repeatable)",
-    )
-
-
-def sandbox_network_option():
-    return option(
-        "host", choices=("host", "none"), help="the tests' network: host, or none (loopback only)"
-    )
 
 
 @dataclass
@@ -75,8 +63,10 @@ class RunOptions:
     heartbeat: float = option(60.0, metavar="S", help="seconds between heartbeats")
     out: Path = option(Path("ci-budget-results.json"), help="the results file to write")
     artifacts_dir: Path | None = option(
-        None, metavar="DIR", help="raw reports (default: next to --out)"
-    )
+        None, metavar="DIR",
+        help="keep the raw reports and logs there (default: a temporary folder, removed when "
+        "every file passed)",
+    )  # fmt: skip
     python: str | None = option(None, help="the tests' interpreter (default: this one)")
     mode: str | None = option(
         None, choices=("pytest", "script"), help="how a file runs (default: the config's)"
@@ -152,7 +142,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     settings.check()  # a bad root or config is the first error
     options = drop_in_options(options)
     if options.dry_run:
-        _print_dry_run(_select(settings, options, sink)[1], options.format, sink)
+        print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
     if options.from_log is not None:
         from ci_budget.app.run_log import read_log
@@ -164,7 +154,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     if options.drop_in and (why := nothing_to_run(settings, options, sink)) is not None:
         sink.echo(why)  # run_suite.py: a warning, nothing run, success
         return 0
-    python = _interpreter(options.python) if options.python else sys.executable
+    python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
     policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
     box, env = open_sandbox(settings.root, settings.config, policy, python,
@@ -176,31 +166,6 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
     finally:
         if box is not None:
             box.close()
-
-
-def sandbox_policy(mode: str, expose, network: str):
-    from ci_budget.runner.sandbox import SandboxPolicy
-
-    return SandboxPolicy(mode, tuple(expose or ()), network)
-
-
-def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn):
-    """(the run's sandbox or None, the tests' environment). The policy comes from the command
-    line (the workflow), never from the config file, which in a GPU job is the PR's. A sandbox
-    that cannot start is a one-line error."""
-    from ci_budget.runner.environment import tests_env
-    from ci_budget.runner.sandbox import SandboxError
-    from ci_budget.runner.sandbox import open_sandbox as open_box
-    from ci_budget.runner.sandbox_mounts import checkout_of
-
-    env = tests_env(config.env_drop, config.env_keep)
-    if policy.mode == "off" and in_actions:
-        warn("the tests run without a sandbox (--sandbox off): their code can reach this "
-             "runner's processes, files and credentials")  # fmt: skip
-    try:
-        return open_box(policy, python, checkout_of(root), env, in_actions), env
-    except SandboxError as exc:
-        raise AppError(f"sandbox: {exc}") from None
 
 
 def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
@@ -215,13 +180,9 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
     try:
         registrations, selection = _select(settings, options, sink)
-        for job in selection.jobs:
-            if (why := preflight.missing_selection(settings.root, job)) is not None:
-                raise AppError(why)
     except BaseException:
-        for probe in (pytest_probe, gpu_probe):
-            if probe is not None:
-                probe.stop()
+        for probe in filter(None, (pytest_probe, gpu_probe)):
+            probe.stop()
         raise
     jobs = selection.jobs
     skipped = [runner.skipped_result(s) for s in selection.skipped]
@@ -230,25 +191,43 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
         raise AppError(f"--python {python}: cannot import pytest ({why}); install it there")
     out = options.out if options.out.is_absolute() else Path.cwd() / options.out
     meta = _meta(settings, options, registrations, python, mode, gpu_probe.result())
+    artifacts = options.artifacts_dir or Path(tempfile.mkdtemp(prefix="ci-budget-artifacts-"))
     opts = runner.RunSetup(
         root=settings.root, config=settings.config, out=out, python=python, mode=mode,
-        artifacts_dir=options.artifacts_dir or out.with_name(out.stem + "-artifacts"),
-        timeout_per_file=options.timeout_per_file, grace=options.grace,
+        artifacts_dir=artifacts, timeout_per_file=options.timeout_per_file, grace=options.grace,
         heartbeat=options.heartbeat, fail_fast=options.fail_fast,
         retry=retry_rules(settings, options.retry), sandbox=box,
     )  # fmt: skip
     if options.drop_in:
-        _print_dry_run(selection, "text", sink)
+        print_dry_run(selection, "text", sink)
     if not jobs:
         sink.echo(f"nothing to run in partition {options.partition}; writing {out}")
-    results = runner.run_jobs(jobs, skipped, meta, opts)
+    results = None
+    try:
+        results = runner.run_jobs(jobs, skipped, meta, opts)
+    finally:
+        if options.artifacts_dir is None:
+            passed = results is not None and runner.exit_status(results) == 0
+            _keep_or_drop(opts.artifacts_dir, passed, sink)
     sink.echo(f"results: {out}")
     return runner.exit_status(results)
+
+
+def _keep_or_drop(folder: Path, passed: bool, sink: Sink) -> None:
+    """The default raw-reports folder is temporary: gone when every file passed, else kept
+    (the failing files' logs are there) and said once."""
+    import shutil
+
+    if passed:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        sink.note(f"raw reports and logs of the files: {folder} (--artifacts-dir DIR to choose)")
 
 
 def _select(settings, options: RunOptions, sink: Sink):
     """(registrations, the shard's selection)."""
     from ci_budget.app.numbers import note_uncovered, plan_numbers
+    from ci_budget.runner.preflight import missing_selection
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
@@ -287,61 +266,11 @@ def _select(settings, options: RunOptions, sink: Sink):
         )
     except SelectionError as exc:
         raise AppError(str(exc)) from None
-    for job in selection.jobs:
+    for job in selection.jobs:  # checked for --dry-run too: it answers what `run` would do
+        if (why := missing_selection(root, job)) is not None:
+            raise AppError(why)
         job.timeout = file_timeout(config, options, job)
     return scan.registrations, selection
-
-
-def file_timeout(config, options: RunOptions, job) -> float:
-    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
-    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
-    flat limit grows by the retry increase when retries are on."""
-    from ci_budget.config import est_time_timeout
-
-    if options.timeout_from_est_time:
-        return est_time_timeout(job.est_time)
-    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
-    if isinstance(rule, str):
-        return est_time_timeout(job.est_time)
-    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
-    return limit + (options.retry.timeout_increase if options.retry else 0.0)
-
-
-def _print_dry_run(selection, fmt: str, sink: Sink) -> None:
-    if fmt == "json":
-        files = [
-            {
-                "path": j.path,
-                "est_time": j.est_time,
-                "suite": j.suite,
-                "backend": j.backend,
-                "timeout": j.timeout,
-            }  # fmt: skip
-            | ({"selection": j.selection} if j.selection else {})
-            for j in selection.jobs
-        ]
-        skipped = [
-            {
-                "path": s.path,
-                "est_time": s.est_time,
-                "suite": s.suite,
-                "backend": s.backend,
-                "reason": s.reason,
-            }  # fmt: skip
-            for s in selection.skipped
-        ]
-        sink.json({"files": files, "skipped": skipped})
-        return
-    total = sum(j.est_time for j in selection.jobs)
-    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
-    for j in selection.jobs:
-        where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
-        sink.echo(
-            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
-            f"  {where}"
-        )
-    for s in selection.skipped:
-        sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")
 
 
 def _meta(settings, options: RunOptions, registrations, python: str, mode: str, gpu):
@@ -361,32 +290,11 @@ def _meta(settings, options: RunOptions, registrations, python: str, mode: str, 
     rc_conf = config.runner(runner_config)
     labels = options.runner_labels or settings.env.runner_labels or ""
     return RunMeta(
-        suites=list(options.suites),
-        specs=list(options.specs),
-        partition=options.partition,
-        runner_config=runner_config,
-        configured_arch=rc_conf.arch if rc_conf else None,
+        suites=list(options.suites), specs=list(options.specs), partition=options.partition,
+        runner_config=runner_config, configured_arch=rc_conf.arch if rc_conf else None,
         # The checked-out commit first: for /rerun-test it is the authorised PR head, while
         # GITHUB_SHA is the default branch's tip.
         commit=head_commit(settings.root) or settings.env.sha,
         runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
-        host=socket.gethostname(),
-        gpu=gpu,
-        mode=mode,
-        python=python,
-        tool_version=__version__,
-    )
-
-
-def _interpreter(name: str) -> str:
-    """--python as an absolute path: tests run from the repository root, not from here."""
-    import shutil
-
-    if "/" in name:
-        path = Path(name).expanduser().absolute()
-        found = str(path) if path.is_file() else None
-    else:
-        found = shutil.which(name)
-    if found is None:
-        raise AppError(f"--python {name}: no such interpreter")
-    return found
+        host=socket.gethostname(), gpu=gpu, mode=mode, python=python, tool_version=__version__,
+    )  # fmt: skip

@@ -1,5 +1,6 @@
 """run_suite.py's side of `run` (it is the drop-in): its spellings mapped to ci-budget's own
-options, its retries, and its rule for a suite with nothing to run."""
+options, its retries and per-file limits, its rule for a suite with nothing to run, and the
+listing of what would run (which the drop-in prints first, as run_suite.py does)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.sink import Sink
+from ci_budget.units import secs
 
 
 @dataclass
@@ -77,3 +79,41 @@ def retry_rules(settings, retry: Retry | None):
     patterns = settings.config.retry_patterns
     return RetryRules(retry.max_attempts, retry.wait, patterns.infra, patterns.never,
                       patterns.retriable)  # fmt: skip
+
+
+def file_timeout(config, options, job) -> float:
+    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
+    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
+    flat limit grows by the retry increase when retries are on."""
+    from ci_budget.config import est_time_timeout
+
+    if options.timeout_from_est_time:
+        return est_time_timeout(job.est_time)
+    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
+    if isinstance(rule, str):
+        return est_time_timeout(job.est_time)
+    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
+    return limit + (options.retry.timeout_increase if options.retry else 0.0)
+
+
+def print_dry_run(selection, fmt: str, sink: Sink) -> None:
+    if fmt == "json":
+        keys = ("path", "est_time", "suite", "backend")
+        files = [
+            {k: getattr(j, k) for k in (*keys, "timeout")}
+            | ({"selection": j.selection} if j.selection else {})
+            for j in selection.jobs
+        ]
+        skipped = [{k: getattr(r, k) for k in (*keys, "reason")} for r in selection.skipped]
+        sink.json({"files": files, "skipped": skipped})
+        return
+    total = sum(j.est_time for j in selection.jobs)
+    sink.echo(f"would run {len(selection.jobs)} file(s), est total {secs(total)}:")
+    for j in selection.jobs:
+        where = f"{j.suite} ({j.backend})" if j.suite else "unregistered (github.rerun-dirs)"
+        sink.echo(
+            f"  {j.path}{''.join(j.selection)}  est {secs(j.est_time)}  timeout {secs(j.timeout)}"
+            f"  {where}"
+        )
+    for s in selection.skipped:
+        sink.echo(f"  skipped {s.path}  {s.suite} ({s.backend}): {s.reason}")

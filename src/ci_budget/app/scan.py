@@ -69,6 +69,8 @@ def scan(settings, options: ScanOptions, sink: Sink | None = None) -> int:
 
 def _check_known(registrations, options: ScanOptions) -> None:
     """An unknown --suite/--stage/--runner-config/--backend is a usage error, as in `run`."""
+    from ci_budget.registry.parse import unknown
+
     for flag, attr, values in (
         ("--suite", "suite", options.suites),
         ("--stage", "stage", options.stages),
@@ -78,5 +80,4 @@ def _check_known(registrations, options: ScanOptions) -> None:
         known = {getattr(r, attr) for r in registrations} - {None}
         for value in values:
             if value not in known:
-                names = ", ".join(sorted(known)) or "none registered"
-                raise AppError(f"{flag}: unknown {flag[2:]} {value!r} (known: {names})")
+                raise AppError(unknown(flag[2:].replace("-", " "), value, known))

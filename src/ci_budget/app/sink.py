@@ -46,15 +46,16 @@ class Sink:
         json.dump(data, self.stdout, indent=2)
         self.stdout.write("\n")
 
-    def report(self, text: str, path: Path, explicit: bool, wrap: bool = True) -> None:
+    def report(self, text: str, path: Path | None, explicit: bool, wrap: bool = True) -> None:
         """A report on stdout with no workflow command from its data (`workflow.print_report`).
-        In Actions, unless a format was asked for, it is in the step summary and `path`, and
+        In Actions, unless a format was asked for, it is in the step summary (and `path`), and
         the log gets one line saying so (data stays out of it)."""
         from ci_budget.github.workflow import print_report
 
         in_actions = self.settings.env.in_actions
         if in_actions and not explicit:
-            text, wrap = f"ci-budget: the report is in {path} and in the step summary", False
+            where = f"{path} and in the step summary" if path is not None else "the step summary"
+            text, wrap = f"ci-budget: the report is in {where}", False
         print_report(text, self.stdout, fence=wrap and in_actions)
 
     def note(self, text: str) -> None:
@@ -71,11 +72,18 @@ class Sink:
         self.stdout.flush()
 
     def report_files(
-        self, out: Path, markdown: str, json_text: str | Iterable[str], echo: bool = False
+        self, out: Path | None, markdown: str, json_text: str | Iterable[str], echo: bool = False
     ) -> None:
         """`out` (markdown) and its `.json` copy, written (and with `echo` printed too) piece by
-        piece as `json_text` yields them; a failure is an AppError naming the file."""
+        piece as `json_text` yields them; a failure is an AppError naming the file. No `out`:
+        no file, only what `echo` prints."""
         pieces = [json_text] if isinstance(json_text, str) else json_text
+        if out is None:
+            if echo:
+                for piece in pieces:
+                    self.write(piece)
+                self.stdout.flush()
+            return
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(markdown, encoding="utf-8")

@@ -19,14 +19,15 @@ from ci_budget.arch.table import parse_tables
 # ---- editing --------------------------------------------------------------------------
 
 
-def _shape(table: Table, skip: tuple[int, int] | None = None):
+def _shape(table: Table, skip: tuple[int, int] | set[tuple[int, int]] | None = None):
+    skips = skip if isinstance(skip, set) else {skip}
     cols = [(c.kind, c.arch) for c in table.columns]
     rows = []
     for r in table.rows:
         cells = {
             c: raw
             for c, (_, _, raw) in r.cells.items()
-            if (r.index, c) != skip and table.columns[c].kind != LABEL
+            if (r.index, c) not in skips and table.columns[c].kind != LABEL
         }
         rows.append((r.index, r.group, r.case, cells))
     return cols, rows, len(table.problems)
@@ -40,20 +41,46 @@ def set_cell(
     if table.kind == "markdown":
         new = _set_markdown(lines, row, col, text)
     else:
-        new = _set_fixed(lines, table, row, col, text, arch_map)
-    check = [t for t in parse_tables("\n".join(new), arch_map) if t.first == table.first]
-    after = next((r for r in check[0].rows if r.index == row_index), None) if check else None
-    if (
-        not check
-        or _shape(check[0], (row_index, col)) != _shape(table, (row_index, col))
-        or after is None
-        or after.cells.get(col, (0, 0, ""))[2] != text
-    ):
+        new, _ = _set_fixed(lines, table, row, col, text, arch_map)
+    if _misread(new, table, {(row_index, col): text}, arch_map):
         raise ArchTableError(
             f"line {row_index + 1}: cannot put '{text}' under '{table.columns[col].label}' "
             "without changing how the table reads; widen the column by hand"
         )
     return new
+
+
+def set_cells(
+    lines: list[str], table: Table, edits: dict[tuple[int, int], str], arch_map: dict[str, str]
+) -> list[str]:
+    """`set_cell` for many cells (row line, column) -> text at once, the table parsed again
+    once to check them all (and once per widening), not once per cell: a 20,000-row table takes
+    its values in one pass. ArchTableError when the result reads differently; `set_cell` one at
+    a time then names the cell."""
+    new, current = list(lines), table
+    rows = {r.index: r for r in current.rows}
+    for (row_index, col), text in edits.items():
+        if current.kind == "markdown":
+            new = _set_markdown(new, rows[row_index], col, text)
+            continue
+        new, fresh = _set_fixed(new, current, rows[row_index], col, text, arch_map)
+        if fresh is not current:  # widened: every position after the column moved
+            current, rows = fresh, {r.index: r for r in fresh.rows}
+    if _misread(new, table, edits, arch_map):
+        raise ArchTableError("the values do not fit the table as one edit")
+    return new
+
+
+def _misread(new: list[str], table: Table, edits: dict[tuple[int, int], str], arch_map) -> bool:
+    """Whether `new` no longer reads as `table` with exactly `edits` made."""
+    check = [t for t in parse_tables("\n".join(new), arch_map) if t.first == table.first]
+    if not check or _shape(check[0], set(edits)) != _shape(table, set(edits)):
+        return True
+    after = {r.index: r for r in check[0].rows}
+    return any(
+        row not in after or after[row].cells.get(col, (0, 0, ""))[2] != text
+        for (row, col), text in edits.items()
+    )
 
 
 def _set_markdown(lines, row, col, text) -> list[str]:
@@ -71,7 +98,8 @@ def _column_right(table: Table, col: int) -> int:
     return ends.most_common(1)[0][0] if ends else table.columns[col].end
 
 
-def _set_fixed(lines, table: Table, row, col, text, arch_map) -> list[str]:
+def _set_fixed(lines, table: Table, row, col, text, arch_map) -> tuple[list[str], Table]:
+    """The lines with the cell set, and the table they read as (a new parse if widened)."""
     line = lines[row.index]
     old = row.cells.get(col)
     right = old[1] if old else _column_right(table, col)
@@ -90,7 +118,7 @@ def _set_fixed(lines, table: Table, row, col, text, arch_map) -> list[str]:
         return _set_fixed(new, fresh, again, col, text, arch_map)
     line = line.ljust(right)
     new[row.index] = (line[: right - len(text)] + text + line[right:]).rstrip()
-    return new
+    return new, table
 
 
 def _widen(lines: list[str], table: Table, col: int, k: int) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ci_budget.arch.docstrings import file_line, parse_source
-from ci_budget.arch.edit import set_cell
+from ci_budget.arch.edit import set_cell, set_cells
 from ci_budget.arch.layout import FIXED, REVERTED, ArchTableError, Table
 from ci_budget.arch.names import format_value
 from ci_budget.arch.table import parse_tables
@@ -35,28 +35,37 @@ def fill_source(
     for node, line_map, table in tables:
         cols = _target_columns(table, kind, arch)
         lines = node.value.split("\n")
-        changed = False
-        for r in table.rows:
-            row = by_line.get((rel, file_line(line_map, r.index)))
-            if row is None or arch not in row.measured:
-                continue
-            if not cols:
-                message = f"no {kind} column for {arch}"
-                problems.append(Problem(file=rel, line=row.table_line, message=message))
-                break
-            fresh = next(
-                t for t in parse_tables("\n".join(lines), arch_map) if t.first == table.first
-            )
-            text = format_value(row.measured[arch])
-            try:
-                lines = set_cell(lines, fresh, r.index, cols[0], text, arch_map)
-                changed = True
-            except ArchTableError as exc:
-                problems.append(Problem(file=rel, line=row.line, message=str(exc)))
-        if changed:
+        found = [(r, by_line.get((rel, file_line(line_map, r.index)))) for r in table.rows]
+        found = [(r, row) for r, row in found if row is not None and arch in row.measured]
+        if not found:
+            continue
+        if not cols:
+            message = f"no {kind} column for {arch}"
+            problems.append(Problem(file=rel, line=found[0][1].table_line, message=message))
+            continue
+        edits = {(r.index, cols[0]): format_value(row.measured[arch]) for r, row in found}
+        try:  # every value in one edit; one at a time only to name a cell that does not fit
+            lines = set_cells(lines, table, edits, arch_map)
+        except ArchTableError:
+            lines = _one_at_a_time(lines, table, found, cols[0], arch, arch_map, problems)
+        if lines is not None:
             _write_back(src_lines, node, line_map, lines, table, rel)
             touched.append((file_line(line_map, table.first), lines[table.first : table.last + 1]))
     return "\n".join(src_lines), touched, problems
+
+
+def _one_at_a_time(lines, table: Table, found, col: int, arch: str, arch_map, problems):
+    """Each value on its own, a problem for each that does not fit; None if none did."""
+    rel = found[0][1].file
+    changed = False
+    for r, row in found:
+        fresh = next(t for t in parse_tables("\n".join(lines), arch_map) if t.first == table.first)
+        try:
+            lines = set_cell(lines, fresh, r.index, col, format_value(row.measured[arch]), arch_map)
+            changed = True
+        except ArchTableError as exc:
+            problems.append(Problem(file=rel, line=row.line, message=str(exc)))
+    return lines if changed else None
 
 
 def _write_back(src_lines, node, line_map, lines, table: Table, rel: str) -> None:

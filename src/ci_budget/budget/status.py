@@ -127,7 +127,12 @@ def budget_line(
     est = reg.est_time if reg is not None else (result.est_time or 0.0)
     measured = None if result.status == "not-run" else result.elapsed
     ratio = measured / est if measured is not None and est > 0 else None
-    status = budget_status(result.status, ratio, config)
+    # A registered est_time=0 that ran is over by any measured time (the ratio itself has no
+    # value to show); it ran, so it is never `not-run`.
+    zero = reg is not None and est == 0 and measured is not None
+    status = budget_status(result.status, math.inf if zero and measured else ratio, config)
+    if zero and not measured and status == "not-run":
+        status = "ok"
     if reg is None and status in ("ok", "not-run") and measured is not None:
         status = "ok"
     message = result.message

@@ -107,7 +107,7 @@ def load_payload(event_name: str | None, path: str | None) -> dict[str, Any]:
         raise EventError(f"{name}: {path} is larger than {MAX_EVENT_BYTES} bytes")
     try:
         payload = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise EventError(f"{name}: {path} is not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise EventError(f"{name}: {path} holds a JSON {type(payload).__name__}, not an object")

@@ -107,6 +107,8 @@ def _entry(text: str) -> tuple[str, bool, float] | str:
         data = json.loads(text)
     except ValueError as exc:
         return f"not JSON ({exc.msg})"
+    except RecursionError:  # json.loads recurses once per level of nesting
+        return "not JSON (nested too deeply)"
     if not isinstance(data, dict):
         return "not a JSON object"
     path, passed, elapsed = data.get("file"), data.get("passed"), data.get("elapsed")

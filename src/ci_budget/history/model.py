@@ -19,7 +19,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from ci_budget.models import RunResults
+from ci_budget.models import RunResults, Seconds
 
 STORE_VERSION = 1
 DEFAULT_MAX_SAMPLES = 50
@@ -34,9 +34,9 @@ class HistoryError(Exception):
 
 class Sample(BaseModel):
     run: str  # run identity: content hash of the results file
-    elapsed: float
+    elapsed: Seconds
     status: str
-    est_time: float | None = None
+    est_time: Seconds | None = None
     commit: str | None = None
     host: str | None = None
     labels: list[str] = Field(default_factory=list)

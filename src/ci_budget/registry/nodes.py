@@ -9,6 +9,7 @@ import ast
 
 POSITIONAL = ("est_time", "suite", "nightly", "disabled")
 STRING_PARAMS = ("suite", "stage", "runner_config", "disabled", "in_process_group")
+MAX_EST_TIME = 1_000_000  # seconds, 11.6 days; sglang's largest is 4,800
 
 
 class NotLiteral(Exception):
@@ -56,27 +57,7 @@ def is_main_block_with_call(stmt: ast.If) -> bool:
 def check_types(scan, call: ast.Call, func: str, values: dict, nodes: dict) -> bool:
     """Whether a registration's literal arguments have the right types and shape; each problem
     goes to `scan` (its `error` and `warn`) with its position."""
-    ok = True
-    if "est_time" not in nodes:
-        scan.error(call, f"{func}(): est_time is required")
-        ok = False
-    elif "est_time" in values:
-        est = values["est_time"]
-        if isinstance(est, bool) or not isinstance(est, (int, float)):
-            scan.error(
-                nodes["est_time"],
-                f"{func}(): est_time must be a number of seconds, not {est!r}",
-            )
-            ok = False
-        elif est < 0:
-            scan.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
-            ok = False
-        elif est == 0:
-            scan.warn(
-                nodes["est_time"],
-                f"{func}(): est_time is 0: the file counts for nothing in its suite's "
-                "budget and shard sizes",
-            )
+    ok = _check_est_time(scan, call, func, values, nodes)
     for name in STRING_PARAMS:
         if name in values and not isinstance(values[name], str):
             scan.error(nodes[name], f"{func}(): {name} must be a string, not {values[name]!r}")
@@ -112,3 +93,34 @@ def check_types(scan, call: ast.Call, func: str, values: dict, nodes: dict) -> b
         )
         ok = False
     return ok
+
+
+def _check_est_time(scan, call: ast.Call, func: str, values: dict, nodes: dict) -> bool:
+    if "est_time" not in nodes:
+        scan.error(call, f"{func}(): est_time is required")
+        return False
+    if "est_time" not in values:
+        return True
+    est = values["est_time"]
+    if isinstance(est, bool) or not isinstance(est, (int, float)):
+        scan.error(
+            nodes["est_time"], f"{func}(): est_time must be a number of seconds, not {est!r}"
+        )
+        return False
+    if est < 0:
+        scan.error(nodes["est_time"], f"{func}(): est_time must be >= 0, not {est!r}")
+        return False
+    if not est <= MAX_EST_TIME:  # 1e999 is inf; a huge int is no float: neither adds up
+        text = repr(est) if len(repr(est)) <= 20 else repr(est)[:12] + "..."
+        scan.error(
+            nodes["est_time"],
+            f"{func}(): est_time must be at most {MAX_EST_TIME:,} seconds, not {text}",
+        )
+        return False
+    if est == 0:
+        scan.warn(
+            nodes["est_time"],
+            f"{func}(): est_time is 0: the file counts for nothing in its suite's "
+            "budget and shard sizes",
+        )
+    return True

@@ -254,3 +254,25 @@ def select(
         and (not runners or r.runner_config in runners)
         and (not backends or r.backend in backends)
     ]
+
+
+LISTED = 6  # at most this many known names are listed in full
+
+
+def unknown(kind: str, value: str, known: Iterable[str], show=repr) -> str:
+    """The one wording of a name that is not registered (`--suite`, `--stage`, a dispatched
+    suite): the closest names, never the whole list of a large registry. `show` quotes a name
+    (Markdown callers pass a code span)."""
+    import difflib
+
+    names = sorted({n for n in known if n})  # sglang registers `suite=""` (nightly NPU files)
+    text = f"unknown {kind} {show(value if len(value) <= 80 else value[:80] + '...')}"
+    close = [show(n) for n in difflib.get_close_matches(value[:200], names, n=3, cutoff=0.85)]
+    if close:
+        either = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else close[0]
+        text += f"; did you mean {either}?"
+    if not names:
+        return text + f" (no {kind} is registered)"
+    if len(names) <= LISTED:
+        return text + f" (known: {', '.join(show(n) for n in names)})"
+    return text + f" ({len(names)} {kind}s are registered; `ci-budget scan` lists them)"

@@ -13,7 +13,7 @@ from ci_budget.models import BudgetLine, Report
 from ci_budget.render.escape import code, html, md
 from ci_budget.render.fit import Part, rendered_until
 from ci_budget.render.table import md_head, md_row
-from ci_budget.render.words import STATUS_EMOJI, STATUS_WORD, suggestion_text
+from ci_budget.render.words import STATUS_EMOJI, STATUS_WORD, budget, suggestion_text
 from ci_budget.units import pct, secs
 
 BY_SUITE = 30  # a folded group of more files than this is folded again per suite
@@ -49,7 +49,7 @@ def rest_row(
     """A folded row: lighter than `file_row` (no bar, no link; the status only where the fold
     holds several), so that hundreds fit one comment."""
     cells = [f"{STATUS_EMOJI[line.status]} {STATUS_WORD[line.status]}"] * status
-    cells += [pct(line.ratio), secs(line.measured), secs(line.est_time or None)]
+    cells += [pct(line.ratio), secs(line.measured), budget(line)]
     cells += [suggestion_text(line)] * suggest
     name = code(short.get(line.file, line.file)) if line.line else md(line.file)
     return md_row([*cells, name] + [md(line.suite)] * suite)

@@ -35,6 +35,7 @@ from ci_budget.render.words import (
     STATUS_EMOJI,
     STATUS_WORD,
     arch_cells,
+    budget,
     run_places,
     suggestion_text,
 )
@@ -65,7 +66,7 @@ def file_row(line: BudgetLine, short: dict[str, str] | None = None, blob: str | 
     """A file that needs action: its use as a number (a bar of an overrun is always full)."""
     status = f"{STATUS_EMOJI[line.status]} {STATUS_WORD[line.status]}"
     used = pct(line.ratio)
-    est = secs(line.est_time or None)
+    est = budget(line)
     name = (short or {}).get(line.file)
     where = file_cell(line.file, line.line, name, blob) if name and line.line else path(line)
     cells = [status, used, secs(line.measured), est, suggestion_text(line), where]

@@ -16,7 +16,15 @@ from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
 from ci_budget.render.verdict import WORD, Words
 from ci_budget.render.verdict import headline as verdict_line
-from ci_budget.render.words import STATUS_WORD, arch_cells, bar, headline, run_line, suggestion_text
+from ci_budget.render.words import (
+    STATUS_WORD,
+    arch_cells,
+    bar,
+    budget,
+    headline,
+    run_line,
+    suggestion_text,
+)
 from ci_budget.units import pct, secs
 
 
@@ -24,7 +32,8 @@ def _suite_lines(suite: str, group: list[Registration]) -> list[str]:
     enabled = [r for r in group if r.enabled]
     extra = f", {len(group) - len(enabled)} disabled" if len(enabled) != len(group) else ""
     count = f"{len(group)} file{'s' if len(group) != 1 else ''}"
-    out = [f"{plain(suite)}  {count}{extra}  {secs(sum(r.est_time for r in enabled))}"]
+    name = plain(suite) if suite else '(no suite name: suite="")'
+    out = [f"{name}  {count}{extra}  {secs(sum(r.est_time for r in enabled))}"]
     rows = []
     for r in group:
         flags = []
@@ -45,7 +54,7 @@ def registry_table(regs: Iterable[Registration]) -> str:
     if not by_suite:
         return "no registered files\n"
     out = []
-    for suite in sorted(by_suite):
+    for suite in sorted(by_suite, key=lambda s: (not s, s)):  # a nameless suite last
         group = sorted(by_suite[suite], key=lambda r: (-r.est_time, r.file))
         out += _suite_lines(suite, group) + [""]
     files = sum(len(g) for g in by_suite.values())
@@ -63,7 +72,7 @@ def _file_rows(report: Report) -> list[str]:
                 pct(line.ratio),
                 bar(line.ratio),
                 secs(line.measured),
-                secs(line.est_time or None),
+                budget(line),
                 suggestion_text(line),
                 line.suite,
                 line.file,

@@ -29,6 +29,11 @@ STATUS_EMOJI = {s: look[1] for s, look in _LOOK.items()}
 HEADLINE_WORD = {s: look[2] for s, look in _LOOK.items()}
 
 
+def budget(line: BudgetLine) -> str:
+    """A file's est_time; `-` only where no registration gives one (a registered 0 is 0)."""
+    return secs(line.est_time if line.line else line.est_time or None)
+
+
 def bar(ratio: float | None, width: int = 10) -> str:
     if ratio is None:
         return "░" * width

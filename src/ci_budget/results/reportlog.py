@@ -124,6 +124,9 @@ def parse_reportlog(
         except json.JSONDecodeError as exc:
             pending = (number, exc.msg)  # fatal only if more lines follow
             continue
+        except RecursionError:
+            pending = (number, "nested too deeply")
+            continue
         try:
             if not isinstance(entry, dict):
                 raise ReportError(f"{source}:{number}: expected a JSON object")

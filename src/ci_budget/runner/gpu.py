@@ -100,7 +100,7 @@ def _torch_info(done: subprocess.CompletedProcess | None, arch_map) -> GpuInfo |
     try:
         data = json.loads(done.stdout.strip().splitlines()[-1])
         name, cc, count = str(data["name"]), str(data["cc"]), int(data["n"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     arch = cc_to_arch(cc) or arch_from_name(name, arch_map)
     return GpuInfo(name=name, compute_capability=cc, arch=arch, count=count, source="torch")

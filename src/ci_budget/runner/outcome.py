@@ -24,7 +24,7 @@ def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
         for line in read_lines(art / (stem + ".jsonl")):
             try:
                 entries.append(json.loads(line))
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         found = printed.from_reportlog((e for e in entries if isinstance(e, dict)), rx)
     if not found:  # script mode, or pytest with capture off (`-s`)
@@ -37,7 +37,7 @@ def file_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch) -> Fil
     if opts.mode == "pytest":  # read once: a large suite's report is large
         try:
             report = json.loads((art / (stem + ".json")).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             report = None
     res = timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, report)
     res.printed = printed_values(job, opts, art, stem, report)

@@ -35,7 +35,7 @@ def current_test(tail: bytes) -> str:
         last = tail.splitlines()[-1:]
         name = json.loads(last[0]).get("nodeid", "") if last else ""
         return name if isinstance(name, str) else ""
-    except (ValueError, IndexError, AttributeError):
+    except (ValueError, IndexError, AttributeError, RecursionError):
         return ""
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ci_budget.models import Registration
+from ci_budget.registry.parse import unknown
 from ci_budget.registry.specs import split_names
 from ci_budget.sharding.planners import plan
 
@@ -88,13 +89,27 @@ def suite_pool(
     known = {r.suite for r in registrations}
     for s in suites:
         if s not in known:
-            raise SelectionError(f"unknown suite {s!r} (known: {', '.join(sorted(known))})")
+            raise SelectionError(unknown("suite", s, known))
     chosen = {s: suite_backend(registrations, s, backend) for s in suites}
     return [
         r
         for r in registrations
         if r.suite in chosen and r.backend == chosen[r.suite] and r.nightly == nightly
     ]
+
+
+def _nothing(registrations, suites: list[str], specs: list[str], nightly: bool) -> str:
+    """Why a selection is empty: a suite whose files are all of the other kind (nightly or
+    per-commit) says so and names the flag."""
+    other = [r for r in registrations if r.suite in suites and r.nightly != nightly]
+    if other and not specs:
+        count = len({r.file for r in other})
+        if nightly:
+            return (f"{', '.join(suites)}: no nightly=True registrations ({count} per-commit "
+                    "file(s) are registered); drop --nightly to run them")  # fmt: skip
+        return (f"{', '.join(suites)}: only nightly=True registrations ({count} file(s)); "
+                "add --nightly to run them")  # fmt: skip
+    return f"no registered files for {', '.join(suites + specs)}"
 
 
 def _skipped(r: Registration) -> Skipped:
@@ -177,7 +192,7 @@ def select_jobs(
     else:
         jobs, skipped = _by_suite(pool)
     if not jobs and not skipped:
-        raise SelectionError(f"no registered files for {', '.join(suites + specs)}")
+        raise SelectionError(_nothing(registrations, suites, specs, nightly))
     weights = weights or {}
     keyed = {f"{j.path}\0{i:06d}": j for i, j in enumerate(jobs)}
     items = [(k, weights.get((j.path, j.suite), j.est_time)) for k, j in keyed.items()]

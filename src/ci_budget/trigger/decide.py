@@ -18,6 +18,7 @@ from typing import Any
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
+from ci_budget.registry.parse import unknown
 from ci_budget.render.escape import inline
 from ci_budget.trigger.approval import gate
 from ci_budget.trigger.authz import LABEL, access, cooling
@@ -213,7 +214,7 @@ def _run_inputs(
         known = {r.suite for r in registrations}
         for name in suite_names:
             if name not in known:
-                problems.append(f"{specs.show(name)}: not a registered suite")
+                problems.append(unknown("suite", name, known, show=specs.show))
         # Named explicitly, so nightly suites run too; `wanted` holds only the named suites.
         wanted = [r for r in registrations if r.suite in suite_names]
         found, notes = suite_rows(

@@ -61,7 +61,13 @@ def resolve(root: Path, ref: str) -> str:
     """The commit sha of `ref`, or a GitError that says how to get it."""
     try:
         out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-    except GitError:
+    except GitError as exc:
+        if "not installed" in str(exc):
+            raise
+        if not in_work_tree(root):
+            raise GitError(
+                f"{root} is not inside a git repository (diff compares git commits)"
+            ) from None
         raise GitError(
             f"base ref {ref!r} is not a commit in {root} (in a shallow checkout, fetch it: "
             f"`git fetch --depth=1 origin {ref}` or use fetch-depth: 0)"

@@ -8,9 +8,9 @@ from pathlib import Path, PurePosixPath
 
 
 # --- from files ----------------------------------------------------------------------------------
-def log_sources(path: Path) -> Iterator[tuple[str, str, Callable[[], Iterable[str]]]]:
-    """(display name, job name guess, opener) for a log file, a directory of them, or a zip of
-    a run's logs (`N_job name.txt` at the top, `job name/N_step.txt` inside folders)."""
+def log_sources(path: Path) -> Iterator[tuple[str, str | None, Callable[[], Iterable[str]]]]:
+    """(display name, job name or None, opener) for a log file, a directory of them, or a zip
+    of a run's logs (`N_job name.txt` at the top, `job name/N_step.txt` inside folders)."""
     if path.is_dir():
         for item in sorted(p for p in path.rglob("*") if p.is_file()):
             rel = item.relative_to(path)
@@ -27,12 +27,13 @@ def log_sources(path: Path) -> Iterator[tuple[str, str, Callable[[], Iterable[st
         yield str(path), _job_name(PurePosixPath(path.name)), _opener(path)
 
 
-def _job_name(rel: PurePosixPath) -> str:
+def _job_name(rel: PurePosixPath) -> str | None:
+    """The job GitHub's log layout names (`job name/N_step.txt`, `N_job name.txt`); None for
+    a file named otherwise, whose name is the user's, not a job's."""
     if len(rel.parts) > 1:  # a step's log inside its job's folder
         return rel.parts[-2]
-    stem = rel.stem
-    head, sep, tail = stem.partition("_")
-    return tail if sep and head.isdigit() else stem
+    head, sep, tail = rel.stem.partition("_")
+    return tail if sep and head.isdigit() and tail else None
 
 
 def _opener(path: Path) -> Callable[[], Iterable[str]]:

@@ -25,4 +25,6 @@ def read_model(path: Path) -> tuple[PartitionModel | None, list[str]]:
         return None, [
             f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); planning on est_time"
         ]
+    except RecursionError:  # json.loads recurses once per level of nesting
+        return None, [f"{where}: JSON nested too deeply; planning on est_time"]
     return parse_model(data, where)

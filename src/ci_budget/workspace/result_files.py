@@ -62,6 +62,8 @@ def read_json(path: Path) -> object:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:  # json.loads recurses once per level of nesting
+        raise ResultsError(f"{path}: not a results file: JSON nested too deeply") from None
 
 
 def parse_results(data: object, source: str) -> RunResults:

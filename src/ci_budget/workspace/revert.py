@@ -13,6 +13,8 @@ from pathlib import Path
 
 from ci_budget.workspace.git import GitError, git
 
+_HEX = re.compile(r"[0-9a-fA-F]{7,40}")
+
 
 def _text(where: Path, *args: str) -> str:
     return git(where, *args).decode("utf-8", "replace").strip()
@@ -52,9 +54,10 @@ def head_worktree(repo: Path) -> Iterator[Path]:
 def revert(tree: Path, ref: str, cwd: Path, sub: str = ".") -> str:
     """Revert one ref in `tree`: a patch file (found relative to `cwd`; its paths relative to
     the project root `sub` inside the repository) or a commit. Returns what it was
-    (`patch PATH` / `commit SHA subject`)."""
+    (`patch PATH` / `commit SHA subject`). A ref of 7 to 40 hex digits is always a commit:
+    a file of that name (a PR can add one) never stands in for it."""
     patch = Path(ref) if Path(ref).is_absolute() else cwd / ref
-    if patch.is_file():
+    if not _HEX.fullmatch(ref) and patch.is_file():
         where = [f"--directory={sub}"] if sub not in ("", ".") else []
         try:
             git(tree, "apply", "-R", *where, "--whitespace=nowarn", str(patch.resolve()))

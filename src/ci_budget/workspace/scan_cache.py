@@ -34,7 +34,7 @@ def _load(path: Path, key: str) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return data if isinstance(data, dict) and data.get("key") == key else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}  # no cache, or an unreadable one: scan afresh
 
 

@@ -32,6 +32,18 @@ def write_source(path: Path, text: str) -> None:
         raise
 
 
+def inside(root: Path, rel: str) -> bool:
+    """Whether `rel`, a path that data names (a results file, an artifact), is a file of the
+    checkout at `root`: relative, no `..`, no link out of it."""
+    if not rel or len(rel) > 4096 or "\0" in rel or rel.startswith("/") or ".." in rel.split("/"):
+        return False
+    try:
+        path = (root / rel).resolve()
+        return path.is_relative_to(root.resolve()) and path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def repo_relative(root: Path, path: str, cwd: Path | None = None) -> str:
     """`path` (absolute, or relative to `cwd`) relative to `root`; unchanged when outside it."""
     p = Path(path)
