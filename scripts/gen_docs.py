@@ -8,7 +8,7 @@ A page keeps its hand-written prose; only what stands between
 - `command:NAME`: the options of `ci-budget NAME` (each of its verbs), from the argparse parser
   the use cases' options build (`cli/`): flags, defaults, help, example;
 - `settings`: `--root`, `--config`, `--token`, which every command shares;
-- `config`: every key of `ci-budget.toml` from the configuration model (`config.py`), its type,
+- `config`: every key of `ci-budget.toml` from the configuration model (`config.py` and its sections), its type,
   its default and, as its meaning, the comment written beside the field;
 - `builtins`: the built-in runner configs, register functions, GPU names and dropped variables;
 - `action-inputs`, `action-outputs`: `action.yml`'s.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import re
@@ -171,7 +172,7 @@ def _type(hint, many: bool = False) -> str:
         return f"list of {_type(args[0], True)}"
     if origin is dict:
         return f"table of {_type(args[1], True)}"
-    if isinstance(hint, type) and hint.__module__ == "ci_budget.config":
+    if isinstance(hint, type) and hint.__module__.startswith("ci_budget.config"):
         return "tables" if many else "table"
     names = {str: "string", int: "integer", float: "number", bool: "boolean"}
     return names.get(hint, str(hint)) + ("s" if many else "")
@@ -197,7 +198,21 @@ def _section(model, hint) -> type | None:
     return None
 
 
-def config_rows(model, prefix: str, comments: dict) -> list[tuple]:
+def _source(model) -> Path:
+    return Path(sys.modules[model.__module__].__file__).resolve()
+
+
+@functools.cache
+def _comments_in(path: Path) -> dict[tuple[str, str], str]:
+    return field_comments(path)
+
+
+def _comment(model, name: str) -> str | None:
+    """The comment beside field `name` of `model`, in the module that defines it."""
+    return _comments_in(_source(model)).get((model.__name__, name))
+
+
+def config_rows(model, prefix: str) -> list[tuple]:
     from pydantic_core import PydanticUndefined
 
     rows = []
@@ -208,21 +223,21 @@ def config_rows(model, prefix: str, comments: dict) -> list[tuple]:
         if nested is not None and typing.get_origin(hints[name]) is None:
             if nested.__doc__:  # a section that says what it is for
                 rows.append((f"`{key}`", "table", "", nested.__doc__))
-            rows += config_rows(nested, key + ".", comments)
+            rows += config_rows(nested, key + ".")
             continue
-        meaning = comments.get((model.__name__, name))
+        meaning = _comment(model, name)
         if nested is not None and nested.__doc__:
             meaning = "; ".join(filter(None, [meaning, nested.__doc__]))
         if meaning is None and model.__doc__:  # the section's docstring speaks for its fields
             meaning = ""
         if meaning is None:
             raise SystemExit(
-                f"src/ci_budget/config.py: {model.__name__}.{name}: write its meaning as a "
+                f"{_source(model).relative_to(ROOT)}: {model.__name__}.{name}: write its meaning as a "
                 "comment beside the field (the configuration page is generated from it)"
             )
         if nested is not None:  # a table of sections: one row per key of the section
             rows.append((f"`{key}.NAME`", "table", "", meaning))
-            rows += config_rows(nested, key + ".NAME.", comments)
+            rows += config_rows(nested, key + ".NAME.")
             continue
         if info.default_factory is not None:
             default = info.default_factory()
@@ -236,8 +251,7 @@ def config_rows(model, prefix: str, comments: dict) -> list[tuple]:
 def config_block() -> str:
     from ci_budget.config import Config
 
-    comments = field_comments(ROOT / "src/ci_budget/config.py")
-    rows = config_rows(Config, "", comments)
+    rows = config_rows(Config, "")
     return table(("key", "type", "default", "meaning"), rows)
 
 
