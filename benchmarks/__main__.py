@@ -25,7 +25,6 @@ BENCHMARKS = {
     "startup": ("benchmarks.startup_bench", {}, {"repeat": 1}),
     "github": ("benchmarks.github_bench", {}, {"chatter": (0, 150)}),
     "runner": ("benchmarks.runner_bench", {}, {"files": 2}),
-    "planner": ("benchmarks.planner_bench", {}, {"quick": True}),
     "install": (
         "benchmarks.install_bench",
         {},

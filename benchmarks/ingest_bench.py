@@ -1,7 +1,7 @@
 """Results ingest: a large pytest-json-report file, and many shard results files.
 
 json report — baseline: `json.load` + a plain Python pass (per-class sums in dicts).
-ci-budget: `results.load_json_reports` (streams `tests[]`) + `budget.build_report` +
+ci-budget: `results.load_json_reports` + `budget.build_report` +
 `render.markdown`, in-process; and `ci-budget report --json-report --format json` as a whole
 process in a checkout holding the report's registered files, against the baseline as a process:
 its time, and its peak resident size (interpreter included) against the file's size. Shards — baseline: `json.load` + `RunResults.model_validate` per file;

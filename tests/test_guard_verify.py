@@ -134,3 +134,22 @@ def test_the_checkouts_python_dirs_reach_the_tests_env_not_this_process(tmp_path
     assert [f.status for f in run.files] == ["passed"]
     assert os.environ["PYTHONPATH"] == "/elsewhere"
     assert [f.status for f in _run(tmp_path, *args, []).files] == ["failed"]
+
+
+@pytest.mark.slow
+def test_runs_that_ran_no_test_say_so_and_fail(tmp_path, monkeypatch, capsys):
+    """Both runs die at import (a dependency missing from the tests' interpreter): the rows
+    are unmeasured, and guard verify says so instead of printing them as a result."""
+    monkeypatch.delenv("STANDIN_STATE", raising=False)
+    monkeypatch.setenv("STANDIN_ARCH", "sm90")
+    root, fix = guard_repo(tmp_path)
+    guard = root / REL
+    guard.write_text(guard.read_text() + "\nimport a_dependency_not_installed_here\n")
+    git(root, "commit", "-qam", "Needs a new dependency")
+    monkeypatch.chdir(root)
+    argv = ["guard", "verify", REL, "--revert", fix[:10], "--arch", "sm90",
+            "--python", sys.executable]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    for kind in ("reverted", "fixed"):
+        assert f"{REL}: the {kind} run ran no test (" in err, err

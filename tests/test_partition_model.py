@@ -95,7 +95,6 @@ def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
     numbers = PlanNumbers(history=history)
     # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead
     assert numbers.shard_wall(SUITE, [("a.py", 10), ("b.py", 40)]) == 120 + 40 + 50
-    assert numbers.predicts_with(SUITE) == "history"
     model, _ = parse_model({"fit": {SUITE: {"coeff": 1.1, "bias": 60}}})
     fitted = PlanNumbers(model=model, history=history)  # a.py plans on its p90, 900 s
     assert fitted.shard_wall(SUITE, [("a.py", 10)]) == 1.1 * 900 + 60

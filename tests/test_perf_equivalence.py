@@ -1,8 +1,6 @@
 """Fast paths give exactly what the plain paths give.
 
-- pytest-json-report files are decoded by a schema of the fields used (`results.json_report`);
-  the plain path is `json.loads` of the whole file + `timings.file_results_from_json_report`.
-- Test cases and classes built without validation must equal freshly validated ones.
+- Test classes built without validation must equal freshly validated ones.
 """
 
 from __future__ import annotations
@@ -11,18 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from benchmarks.genresults import json_report
 from ci_budget.models import TestTiming
 from ci_budget.results.timings import file_results_from_json_report
-from ci_budget.workspace.result_files import (
-    ResultsError,
-    _decode_chunks,
-    load_json_reports,
-    read_json,
-)
+from ci_budget.workspace.result_files import read_json
 
 SAMPLE = Path(__file__).parent / "fixtures" / "json_report" / "sample.json"
 
@@ -31,116 +22,16 @@ def whole(path: Path):
     return file_results_from_json_report(read_json(path))
 
 
-def stream_json_report(path: Path):
-    return _decode_chunks(path)
-
-
-@pytest.mark.parametrize("indent", [None, 2])
-def test_streamed_generated_report_equals_whole_file_path(tmp_path, indent):
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(json_report(700, 9), indent=indent))
-    streamed = stream_json_report(path)
-    assert streamed is not None and len(streamed) == 9
-    assert streamed == whole(path)
-    assert [f.model_dump() for f in streamed] == [f.model_dump() for f in whole(path)]
-    assert sum(len(c.test_cases) for f in streamed for c in f.classes) == 700
-
-
-@pytest.mark.parametrize("size", [1, 7, 64, 300, 4096, 1 << 20])
-def test_any_chunk_size_gives_the_whole_file_answer(tmp_path, size):
-    """Reads cut anywhere: inside a key, a number, a test, or between two tests."""
-    from ci_budget.results.json_report import decode
-
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(json_report(300, 7)), encoding="utf-8")
-    for source in (path, SAMPLE):
-        data = source.read_bytes()
-        got = decode(data[i : i + size] for i in range(0, len(data), size))
-        assert got is not None and got == whole(source), (source.name, size)
-
-
-def test_streamed_real_sample_equals_whole_file_path():
-    streamed = stream_json_report(SAMPLE)
-    assert streamed is not None and streamed == whole(SAMPLE)
-    assert any(f.status == "failed" for f in streamed)
-
-
-def test_numbers_and_collector_errors_are_read_whole(tmp_path):
-    data = {
-        "duration": 1234567.875,
-        "collectors": [{"nodeid": "t.py", "outcome": "failed", "longrepr": "E  boom"}],
-        "tests": [
-            {"nodeid": f"t.py::T::test_{i}", "call": {"duration": 12345.678901 + i}}
-            for i in range(50)
-        ],
-    }
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(data))
-    assert stream_json_report(path) == whole(path)
-    [result] = stream_json_report(path)
-    assert result.message == "E  boom" and result.classes[0].test_cases[3].call == 12348.678901
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"tests": [{"nodeid": "a.py::t"}], "tests": []}',  # duplicate key: last one wins
-        '{"tests": [{"nodeid": "a.py::t"}]} trailing',
-        '{"tests": [{"nodeid": "a.py::t"},]}',
-        '\ufeff{"tests": []}',
-        '{"collectors": []}',
-        '{"tests": {"nodeid": "a.py::t"}}',
-        '{"tests": [{"nodeid": 3}]}',
-        '{"tests": [{"nodeid": "a.py::t", "call": {"duration": "slow"}}]}',
-        '{"tests": [{"nodeid": "a.py::t", "call": {"duration": NaN}}]}',
-        "[]",
-        "",
-    ],
-)
-def test_odd_files_give_exactly_the_whole_file_answer(tmp_path, text):
-    path = tmp_path / "odd.json"
-    path.write_text(text, encoding="utf-8")
-
-    def plain():
-        data = read_json(path)
-        if not isinstance(data, dict) or "tests" not in data and "collectors" not in data:
-            raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
-        try:
-            return file_results_from_json_report(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
-
-    try:
-        expected, error = plain(), None
-    except ResultsError as exc:
-        expected, error = None, str(exc)
-    if error is None:  # compared as JSON: NaN != NaN as a float
-        got = load_json_reports([str(path)])[0].files
-        assert [f.model_dump_json() for f in got] == [f.model_dump_json() for f in expected]
-    else:
-        with pytest.raises(ResultsError) as got:
-            load_json_reports([str(path)])
-        assert str(got.value) == error
-
-
-def test_not_utf8_is_the_same_error(tmp_path):
-    path = tmp_path / "latin1.json"
-    path.write_bytes(b'{"tests": [{"nodeid": "caf\xe9.py::t"}]}')
-    assert stream_json_report(path) is None
-    with pytest.raises(ResultsError, match="not UTF-8"):
-        load_json_reports([str(path)])
-
-
 def test_unvalidated_timings_equal_validated_ones():
-    """The fast path sets test cases' and classes' fields without validation: the same values,
-    types and JSON as the validated constructors give, and every field set."""
+    """Classes are built without validation: the same values, types and JSON as the validated
+    constructors give, and every field set."""
     from dataclasses import asdict, fields
 
     from pydantic import TypeAdapter
 
     from ci_budget.models import ClassTiming
 
-    [result] = [r for r in stream_json_report(SAMPLE) if r.classes]
+    [result] = [r for r in whole(SAMPLE) if r.classes]
     for cls in result.classes:
         values = {f.name: getattr(cls, f.name) for f in fields(ClassTiming)}  # all set
         assert ClassTiming(**values) == cls
@@ -160,30 +51,6 @@ def test_unvalidated_timings_equal_validated_ones():
             )
     case.outcome = "failed"  # a plain attribute
     assert case.outcome == "failed"
-
-
-def test_tests_without_properties_share_one_read_only_empty_dict():
-    from ci_budget.results.phases import NO_PROPERTIES
-
-    cases = [c for r in stream_json_report(SAMPLE) for cls in r.classes for c in cls.test_cases]
-    empty = [c for c in cases if not c.user_properties]
-    assert empty and all(c.user_properties is NO_PROPERTIES for c in empty)
-    assert any(c.user_properties for c in cases)  # the sample's own properties stay theirs
-    fresh = TestTiming(nodeid=empty[0].nodeid)
-    assert fresh.user_properties == NO_PROPERTIES and type(fresh.user_properties) is dict
-    from pydantic import TypeAdapter
-
-    assert TypeAdapter(TestTiming).dump_python(empty[0])["user_properties"] == {}
-    for write in (
-        lambda d: d.__setitem__("k", 1),
-        lambda d: d.update(k=1),
-        lambda d: d.setdefault("k", 1),
-        lambda d: d.pop("k"),
-        lambda d: d.clear(),
-    ):
-        with pytest.raises(TypeError, match="read-only"):
-            write(empty[0].user_properties)
-    assert NO_PROPERTIES == {}
 
 
 # The static report (`diff`) with and without its scan cache, against a full parse of
@@ -427,20 +294,6 @@ def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
         assert class_defs(tree) == expected
         checked += bool(expected)
     assert checked > 100
-
-
-@settings(max_examples=500, deadline=None)
-@given(
-    st.lists(st.sampled_from([b"{", b'"nodeid"', b":", b" ", b"\n", b"\t", b'"', b"x", b","])),
-    st.sampled_from([1, 2, 5]),
-)
-def test_last_item_start_found_from_the_end_is_the_last_match(pieces, lo):
-    from ci_budget.results.json_report import _ITEM, last_item
-
-    buf = b"".join(pieces)
-    starts = [m.start() for m in _ITEM.finditer(buf, lo)]
-    assert last_item(buf, lo) == (starts[-1] if starts else None)
-    assert last_item(bytearray(buf), lo) == last_item(buf, lo)
 
 
 def test_a_part_never_cut_cannot_leave_items_unrendered():

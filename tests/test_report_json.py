@@ -68,21 +68,3 @@ def test_format_json_prints_the_file_copy(tmp_path):
     data = json.loads(copy)
     assert [line["file"] for line in data["lines"]] == ["test/registered/test_a.py"]
     assert data["lines"][0]["classes"][0]["test_cases"][0]["call"] == 30.0
-
-
-def test_fast_json_report_decoding_dumps_exactly_as_the_validated_path(tmp_path):
-    # Unvalidated construction must give the very JSON the validated models give (types too:
-    # an integer duration is a float either way).
-    from benchmarks.genresults import json_report
-    from ci_budget.models import RunResults
-    from ci_budget.results.timings import file_results_from_json_report
-    from ci_budget.workspace.result_files import load_json_reports
-
-    data = json_report(400, 7)
-    data["tests"][0]["setup"]["duration"] = 2  # an integer, as a hand-written report may have
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(data))
-    fast = load_json_reports([str(path)])[0]
-    whole = RunResults(meta=fast.meta, files=file_results_from_json_report(data))
-    assert fast.model_dump_json() == whole.model_dump_json()
-    assert '"setup":2.0' in fast.model_dump_json()

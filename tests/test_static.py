@@ -28,7 +28,7 @@ from ci_budget.workspace.git import (
 from ci_budget.workspace.history_store import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
-CONFIG = '[planner]\nalgorithm = "best"\n\n[stage-timeouts]\nbase-b = 20\n'
+CONFIG = "[stage-timeouts]\nbase-b = 20\n"
 
 
 def _reg(est, stage="base-b", runner="1-gpu-large", extra="") -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.sharding import shard_count
 
-from ci_budget.config import Config, parse_config
+from ci_budget.config import Config, ConfigError, parse_config
 from ci_budget.models import Plan, Registration
 from ci_budget.registry.specs import COMMAND, MAX_LINE_CHARS, MAX_SPEC_CHARS, USAGE
 from ci_budget.render.escape import inline
@@ -612,19 +612,16 @@ def test_workflow_dispatch_refusals_keep_the_trigger_and_commit():
     assert plan.reason == "workflow_dispatch: nothing runnable in the given suites"
 
 
-def test_shard_count_follows_the_configured_safety_and_algorithm():
-    # 360 + 360 + 240 + 240 + 240 s against a 13 min (780 s) stage. At safety 1.0 the best
-    # planner fits 2 shards (720 | 720) and LPT does not (840 | 600), so it takes 3; at the
-    # default 0.75 (585 s) neither fits 2.
+def test_shard_count_follows_the_configured_safety():
+    # 360 + 360 + 240 + 240 + 240 s against a 13 min (780 s) stage. At safety 1.0 LPT does not
+    # fit 2 shards (840 | 600), so it takes 3; at the default 0.75 (585 s) neither does 2.
     weights = [360, 360, 240, 240, 240]
     regs = [reg(f"c/t{i}.py", stage="stage-c", est=w) for i, w in enumerate(weights)]
     timeouts = {"stage-timeouts": {"stage-c": 13}}
-    lpt_full = parse_config({**timeouts, "planner": {"safety": 1.0}}, "t")
-    best_full = parse_config({**timeouts, "planner": {"safety": 1.0, "algorithm": "best"}}, "t")
-    best_default = parse_config({**timeouts, "planner": {"algorithm": "best"}}, "t")
-    assert shard_count(regs, lpt_full) == 3
-    assert shard_count(regs, best_full) == 2
-    assert shard_count(regs, best_default) == 3
+    assert shard_count(regs, parse_config({**timeouts, "planner": {"safety": 1.0}}, "t")) == 3
+    assert shard_count(regs, parse_config(timeouts, "t")) == 3
+    with pytest.raises(ConfigError, match="algorithm"):
+        parse_config({**timeouts, "planner": {"algorithm": "best"}}, "t")
 
 
 def test_a_suite_without_a_runner_does_not_stop_the_suites_after_it():

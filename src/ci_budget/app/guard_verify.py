@@ -215,6 +215,20 @@ def _fill(out: Verification, config: Config, classes: set[str]) -> None:
     out.rows = flag_rows(rows, out.arch)
 
 
+def unrun(out: Verification) -> list[str]:
+    """A run in which no test of the file ran (an import error, a crash before collection):
+    its rows read "silent" or "unverified" only because nothing was measured."""
+    lines = []
+    for kind, run in out.runs.items():
+        ran = sum(c.passed + c.failed for f in run.files for c in f.classes)
+        if not ran:
+            f = next(iter(run.files), None)
+            why = (f.message or f.status) if f is not None else "not run"
+            lines.append(f"{out.rel}: the {kind} run ran no test ({why}): its rows were not "
+                         "measured, the table says nothing about this architecture")  # fmt: skip
+    return lines
+
+
 def record(out: Verification, commit: str | None = None) -> GuardVerification:
     """The verification as data: values by row, for a later fill of the file's own text."""
     return GuardVerification(
@@ -224,7 +238,8 @@ def record(out: Verification, commit: str | None = None) -> GuardVerification:
 
 
 def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> int:
-    """Print the filled table and the rows still flagged; exit 1 when no table was filled."""
+    """Print the filled table and the rows still flagged; exit 1 when no table was filled or
+    a run ran no test."""
     import sys
 
     sink = sink or Sink(settings)
@@ -258,6 +273,9 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
         sink.echo("\n".join(lines))
     for problem in result.problems:
         sink.warn(str(problem))
+    missing = unrun(result)
+    for why in missing:
+        sink.warn(why)
     for row in result.flagged():
         sink.echo(f"{row.file}:{row.line}: {row.group or ''} {row.case}: {', '.join(row.flags)}")
     if options.results_dir is not None:
@@ -265,7 +283,7 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     if options.write and result.source != read_source(root / rel):
         write_source(root / rel, result.source)
         sink.note(f"wrote {rel}")
-    return 0 if result.tables else 1
+    return 0 if result.tables and not missing else 1
 
 
 def _save(where: Path, result: Verification, root: Path, sink: Sink) -> None:

@@ -256,7 +256,6 @@ def _select(settings, options: RunOptions, sink: Sink):
             options.suites,
             options.specs,
             partition,
-            algorithm=config.planner.algorithm,
             weights=weights,
             backend=options.backend,
             nightly=options.nightly,

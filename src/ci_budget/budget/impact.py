@@ -18,7 +18,7 @@ from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import suite_shards
 from ci_budget.sharding.model import PlanNumbers
-from ci_budget.sharding.planners import plan
+from ci_budget.sharding.planners import lpt
 
 
 class SuiteImpact(BaseModel):
@@ -78,7 +78,7 @@ def _plan_suite(
     seconds = numbers.weights(regs)
     items = sorted((r.file, seconds[(r.file, r.suite)]) for r in regs)
     shards = suite_shards(suite, regs, config, seconds, numbers.model).size
-    shards_plan = plan(items, shards, config.planner.algorithm)
+    shards_plan = lpt(items, shards)
     est = {r.file: r.est_time for r in regs}
     # one per shard, even an empty one: the gating label dispatches it all the same
     walls = [numbers.shard_wall(suite, [(f, est[f]) for f in shard]) for shard in shards_plan]

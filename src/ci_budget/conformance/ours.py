@@ -41,7 +41,6 @@ def our_view(root: Path, config: Config, model: PartitionModel | None = None) ->
                     scan.registrations,
                     [p.suite],
                     partition=(i, p.size),
-                    algorithm="lpt",
                     weights=weights,
                     backend=p.backend,
                 ).jobs

@@ -98,44 +98,7 @@ def make_timing(
     )
 
 
-def typed_timing(
-    nodeid: str,
-    outcome: str,
-    durations: tuple[float, float, float],
-    props: dict[str, Any],
-    message: str | None,
-) -> TestTiming:
-    """`make_timing` for values already of the fields' types (a typed decoder's output), set
-    without validation, which counts at 100,000 tests. `built` spelt out: its keyword
-    arguments cost 0.05 s more per 100,000. tests/test_perf_equivalence.py holds it equal to
-    the validated path."""
-    timing = _new(TestTiming)
-    _set(timing, "nodeid", nodeid)
-    _set(timing, "outcome", outcome)
-    _set(timing, "setup", durations[0])
-    _set(timing, "call", durations[1])
-    _set(timing, "teardown", durations[2])
-    _set(timing, "user_properties", props or NO_PROPERTIES)
-    _set(timing, "message", message)
-    return timing
-
-
 _new, _set = object.__new__, object.__setattr__
-
-
-class _NoProperties(dict):
-    """The one empty `user_properties` that typed timings share: most tests have none, and an
-    empty dict each is 0.1x a 100,000-test report's size in memory. Read-only, so that a write
-    fails instead of reaching every test."""
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a test's shared empty user_properties are read-only")
-
-    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
-    update = setdefault = pop = popitem = clear = _read_only  # type: ignore[assignment]
-
-
-NO_PROPERTIES = _NoProperties()
 
 
 COUNTERS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "errors"}

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ci_budget.models import ClassTiming, FileResult, TestTiming
-from ci_budget.results import phases, reportlog
 from ci_budget.results.phases import (
     PHASES,
     ReportError,
@@ -20,11 +19,6 @@ from ci_budget.results.phases import (
     outcome_of,
     split_nodeid,
 )
-
-# The runner reads these through this module.
-MESSAGE_LIMIT = phases.MESSAGE_LIMIT
-parse_reportlog = reportlog.parse_reportlog
-charge_in_flight = reportlog.charge_in_flight
 
 
 def json_timing(i: int, item: Any) -> TestTiming:
@@ -71,50 +65,28 @@ def file_results_from_json_report(data: dict) -> list[FileResult]:
     raw = data.get("tests")
     if not isinstance(raw, list):
         raise ReportError("json report: missing 'tests' list")
-    files = JsonReportFiles()
-    for item in raw:
-        files.add_test(item)
-    for item in data.get("collectors") or ():
-        files.add_collector(item)
-    return files.results()
-
-
-class JsonReportFiles:
-    """`file_results_from_json_report`, fed one test (and collector) at a time, so a reader can
-    stream a large report instead of holding all of it: only the timings are kept."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.by_file: dict[str, dict[str, list[TestTiming]]] = {}  # path -> group -> tests
-        self.collect_failed: dict[str, str] = {}
-
-    def add_test(self, item: Any) -> None:
-        self.add_timing(json_timing(self.count, item))
-
-    def add_timing(self, timing: TestTiming) -> None:
-        self.count += 1
+    by_file: dict[str, dict[str, list[TestTiming]]] = {}  # path -> group -> tests
+    for i, item in enumerate(raw):
+        timing = json_timing(i, item)
         path, group, _ = split_nodeid(timing.nodeid)
-        self.by_file.setdefault(path, {}).setdefault(group, []).append(timing)
-
-    def add_collector(self, item: Any) -> None:
+        by_file.setdefault(path, {}).setdefault(group, []).append(timing)
+    collect_failed: dict[str, str] = {}
+    for item in data.get("collectors") or ():
         if isinstance(item, dict) and item.get("outcome") == "failed":
             path = split_nodeid(str(item.get("nodeid") or ""))[0]
             if path:
-                self.collect_failed.setdefault(path, crash_message(item) or "collection failed")
-
-    def results(self) -> list[FileResult]:
-        by_file, collect_failed = self.by_file, self.collect_failed
-        results = []
-        for path in [*by_file, *(p for p in collect_failed if p not in by_file)]:
-            classes = class_timings(by_file.get(path, {}))
-            bad = any(c.failed or c.errors for c in classes) or path in collect_failed
-            results.append(
-                FileResult(
-                    path=path,
-                    elapsed=sum(c.total for c in classes),
-                    status="failed" if bad else "passed",
-                    classes=classes,
-                    message=collect_failed.get(path),
-                )
+                collect_failed.setdefault(path, crash_message(item) or "collection failed")
+    results = []
+    for path in [*by_file, *(p for p in collect_failed if p not in by_file)]:
+        classes = class_timings(by_file.get(path, {}))
+        bad = any(c.failed or c.errors for c in classes) or path in collect_failed
+        results.append(
+            FileResult(
+                path=path,
+                elapsed=sum(c.total for c in classes),
+                status="failed" if bad else "passed",
+                classes=classes,
+                message=collect_failed.get(path),
             )
-        return results
+        )
+    return results

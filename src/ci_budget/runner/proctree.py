@@ -62,7 +62,7 @@ def child_subreaper() -> Iterator[bool]:
             _prctl(PR_SET_CHILD_SUBREAPER, 0)
 
 
-def _children_of(parent: int) -> dict[int, int]:
+def children_of(parent: int) -> dict[int, int]:
     """pid -> start time of the live children of `parent`."""
     found = {}
     for pid in _pids():
@@ -116,7 +116,7 @@ class ProcessTree:
         self._needle = f"{TOKEN_VAR}={self.token}".encode() + b"\0"
         self.known: dict[int, int] = {}  # pid -> start time
         # Our children from before this file (other work of the caller): never adopted.
-        self._foreign = _children_of(os.getpid())
+        self._foreign = children_of(os.getpid())
         full_env = dict(env)
         full_env[TOKEN_VAR] = self.token
         self.proc = subprocess.Popen(

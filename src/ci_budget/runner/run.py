@@ -10,16 +10,13 @@ measured so far.
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +27,7 @@ from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
-from ci_budget.runner.environment import tests_env
+from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
 from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.retry import RetryRules, retry_reason
@@ -38,13 +35,6 @@ from ci_budget.runner.sandbox import NOBODY, Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
-
-# Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
-# environment, which we must not install into; so a temp dir holding only these packages (and
-# their dist-info, so pytest's entry-point lookup finds them by name) goes first on PYTHONPATH.
-# Only these: ci-budget's whole site-packages would shadow the project's own pins.
-PLUGIN_DISTS = ("pytest-json-report", "pytest-metadata", "pytest-reportlog")
-PROGRESS_MODULE = "ci_budget_progress"
 
 
 class Terminated(KeyboardInterrupt):
@@ -105,53 +95,6 @@ def skipped_result(item: Skipped) -> FileResult:
                       status="not-run", message=f"disabled: {item.reason}")  # fmt: skip
 
 
-def prepare_plugin_dir(dest: Path, dists: Iterable[str] = PLUGIN_DISTS) -> Path:
-    """Copy the named distributions' top-level packages and dist-info dirs into `dest`: copies,
-    not links, so the tests never see (or reach through a link) ci-budget's own venv."""
-    dest.mkdir(parents=True, exist_ok=True)
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in dists:
-        dist = importlib.metadata.distribution(name)
-        tops = {Path(f).parts[0] for f in dist.files or () if not str(f).startswith("..")}
-        for top in sorted(tops):
-            if top in ("__pycache__",) or top.endswith(".pth"):
-                continue
-            src = Path(dist.locate_file(top))
-            if (dest / top).exists() or not src.exists():
-                continue
-            if src.is_dir():
-                shutil.copytree(src, dest / top, ignore=skip)
-            else:
-                shutil.copyfile(src, dest / top)
-    shutil.copyfile(Path(__file__).with_name("pytest_progress.py"), dest / f"{PROGRESS_MODULE}.py")
-    return dest
-
-
-def _artifact_stem(path: str) -> str:
-    return path.replace("/", "__").removesuffix(".py")
-
-
-def _command(job: Job, opts: RunSetup, out: Path) -> tuple[list[str], Path]:
-    stem = _artifact_stem(job.path)
-    if opts.mode == "script":
-        cwd = (opts.root / opts.config.script_cwd).resolve()
-        target = (opts.root / job.path).resolve()
-        try:
-            file_arg = target.relative_to(cwd).as_posix()
-        except ValueError:
-            file_arg = str(target)
-        return [opts.python, file_arg, "-f"], cwd
-    targets = [job.path + s for s in job.selection] or [job.path]
-    return [
-        opts.python, "-m", "pytest", *targets,
-        "-p", "pytest_jsonreport", "-p", "pytest_reportlog", "-p", PROGRESS_MODULE,
-        "-p", "no:cacheprovider",
-        "--json-report", f"--json-report-file={out / (stem + '.json')}",
-        f"--report-log={out / (stem + '.jsonl')}",
-        "-q",
-    ], opts.root  # fmt: skip
-
-
 def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
     """Copy the file's output to each sink; `True` marks the job log, where the test's output
     (PR code) must not read as a workflow command. The artifact log keeps it as printed."""
@@ -164,17 +107,6 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
                 sink.flush()
             except (OSError, ValueError):
                 pass
-
-
-def _file_env(opts: RunSetup, plugin_dir: Path | None, progress_file: Path) -> dict:
-    env = tests_env(opts.config.env_drop, opts.config.env_keep)
-    first = [str(plugin_dir)] if plugin_dir is not None else []
-    if first or opts.pythonpath:
-        path = (*first, *opts.pythonpath, env.get("PYTHONPATH"))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
-    if plugin_dir is not None:
-        env["CI_BUDGET_PROGRESS_FILE"] = str(progress_file)
-    return env
 
 
 def _watch(tree: ProcessTree, job: Job, opts: RunSetup, limit: float, start: float,
@@ -213,14 +145,14 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
              tag: str, out: Path) -> FileResult:  # fmt: skip
     """`out`: the folder the tests write their reports into (theirs: read back as data)."""
     art = opts.artifacts_dir
-    stem = _artifact_stem(job.path)
+    stem = artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
     datafiles.clear(out, NOBODY if opts.sandbox and opts.sandbox.root_user else None)
     limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
-    cmd, cwd = _command(job, opts, out)
+    cmd, cwd = command(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
-    env = _file_env(opts, plugin_dir, progress_file)
+    env = file_env(opts, plugin_dir, progress_file)
     say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
     log = open(art / (stem + ".log"), "w", encoding="utf-8")  # noqa: SIM115
     start = time.monotonic()
@@ -280,7 +212,7 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
         tail = f" - {res.message}" if res.message else ""
         say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
             f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
-        log = opts.artifacts_dir / (_artifact_stem(job.path) + ".log")
+        log = opts.artifacts_dir / (artifact_stem(job.path) + ".log")
         if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
             for text in progress.log_tail(log):  # the output a terminal did not see live
                 say(f"    {text}")

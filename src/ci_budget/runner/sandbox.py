@@ -17,11 +17,9 @@ the test code is the attacker.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -29,13 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.runner import sandbox_mounts as sm
-from ci_budget.runner.proctree import _children_of
+from ci_budget.runner.sandbox_tree import SETTLE, SandboxedTree
 
 NOBODY = 65534
-SETTLE = 1.0  # seconds a file's leftovers get to end by themselves before they count
 INIT = "ci_budget_sandbox_init.py"
-MODES = ("auto", "on", "off")
-NETWORKS = ("host", "none")
 OPT_OUT = "--sandbox off (action input unsandboxed-tests-i-accept-the-risk: true)"
 _DROP_ENV = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK")
 
@@ -209,92 +204,6 @@ class Sandbox:
 
 # The sandbox's self-check: the tests' user lists the checkout (exit 13 when it may not).
 _CAN_READ = "import os, sys\ntry:\n    os.listdir('.')\nexcept PermissionError:\n    sys.exit(13)"
-
-
-class SandboxedTree:
-    """A file's process in the sandbox, with the interface of `proctree.ProcessTree`."""
-
-    def __init__(self, argv: Callable[[int], list[str]], env: Mapping[str, str]):
-        read, write = os.pipe()
-        try:
-            self.proc = subprocess.Popen(
-                argv(write),
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=(write,),
-            )
-        finally:
-            os.close(write)
-        self._read, self._status = read, None
-        self.leftover_names: list[str] = []
-
-    def record_descendants(self) -> None:
-        """Nothing to record: the namespace holds every process of the file."""
-
-    def status(self) -> dict | None:
-        """The init's report (exit status, leftovers), once bwrap has exited."""
-        if self._status is None and self.proc.poll() is not None and self._read is not None:
-            os.set_blocking(self._read, False)
-            try:
-                data = os.read(self._read, 65536)
-            except OSError:
-                data = b""
-            os.close(self._read)
-            self._read = None
-            try:
-                self._status = json.loads(data.decode(errors="replace").splitlines()[0])
-            except (ValueError, IndexError):
-                self._status = {}
-        return self._status or None
-
-    @property
-    def returncode(self) -> int | None:
-        st = self.status()
-        code = st.get("exit") if st else None
-        return code if isinstance(code, int) else self.proc.returncode
-
-    def _init_pid(self) -> int | None:
-        children = _children_of(self.proc.pid)
-        return min(children) if children else None
-
-    def terminate(self, grace: float, settle: float = 10.0) -> list[int]:
-        """SIGTERM to every process (through the init), then SIGKILL to the init, which
-        ends the namespace."""
-        init = self._init_pid()
-        if init is not None:
-            _kill(init, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=grace + SETTLE + grace)
-            return []
-        except subprocess.TimeoutExpired:
-            pass
-        for pid in (init, self.proc.pid):
-            if pid is not None:
-                _kill(pid, signal.SIGKILL)
-        try:
-            self.proc.wait(timeout=settle)
-        except subprocess.TimeoutExpired:
-            pass
-        return [p for p in (init,) if p is not None]
-
-    def cleanup(self, grace: float) -> list[str]:
-        """After the file's command ended: one entry per process the init had to kill (their
-        names are in `leftover_names`)."""
-        self.proc.wait()
-        st = self.status() or {}
-        left = st.get("left") if isinstance(st.get("left"), int) else 0
-        self.leftover_names = [str(n)[:32] for n in st.get("names", []) if n][:20]
-        return ["?"] * max(0, left)
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def open_sandbox(policy: SandboxPolicy, python: str, checkout: str, env: Mapping[str, str],

@@ -90,7 +90,7 @@ def suite_shards(
         else:
             items = [(r.file, s) for r, s in zip(regs, seconds, strict=True)]
             p = config.planner
-            size = min_shards(items, timeout, p.safety, p.algorithm, p.max_shards)
+            size = min_shards(items, timeout, p.safety, p.max_shards)
         parallel = config.max_parallel_for(size, runner.gpus if runner else 1)
     backends = sorted({r.backend for r in regs})
     return SuiteShards(

@@ -14,7 +14,7 @@ left out with one line saying so, and falls back like a missing one.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -160,14 +160,6 @@ class PlanNumbers:
         p50 = self.history.recent_p50(path, suite) if self.history is not None else None
         return float(p50) if p50 is not None else self.seconds(path, suite, est_time)[0]
 
-    def predicts_with(self, suite: str) -> str:
-        """What `shard_wall` uses for the suite: fit, history or planned."""
-        if self.model is not None and suite in self.model.fit:
-            return "fit"
-        if self.history is not None and self.history.overhead(suite) is not None:
-            return "history"
-        return "planned"
-
     @property
     def empty(self) -> bool:
         return self.model is None and self.history is None
@@ -178,7 +170,3 @@ def uncovered(model: PartitionModel | None, suites: Iterable[str]) -> list[str]:
     if model is None:
         return []
     return sorted({s for s in suites if not model.covers(s)})
-
-
-def model_weights(numbers: PlanNumbers | None, regs) -> Mapping[tuple[str, str], float]:
-    return numbers.weights(regs) if numbers is not None else {}

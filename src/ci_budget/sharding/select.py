@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ci_budget.models import Registration
 from ci_budget.registry.parse import unknown
 from ci_budget.registry.specs import split_names
-from ci_budget.sharding.planners import plan
+from ci_budget.sharding.planners import lpt
 
 
 class SelectionError(ValueError):
@@ -166,7 +166,6 @@ def select_jobs(
     suites: Iterable[str] = (),
     specs: Iterable[str] = (),
     partition: tuple[int, int] | None = None,
-    algorithm: str = "lpt",
     weights: Mapping[tuple[str, str], float] | None = None,
     *,
     backend: str | None = None,
@@ -205,7 +204,7 @@ def select_jobs(
         ranked = [k for k, _ in sorted(items, key=lambda kv: (-kv[1], kv[0]))]
     else:
         index, count = partition
-        ranked = plan(items, count, algorithm)[index]
+        ranked = lpt(items, count)[index]
         if index != 0:
             skipped = []
     return Selection([keyed[k] for k in ranked], skipped)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ci_budget.models import SCHEMA_VERSION, FileResult, RunMeta, RunResults
+from ci_budget.models import SCHEMA_VERSION, RunMeta, RunResults
 
 
 class ResultsError(Exception):
@@ -100,33 +100,17 @@ def load_results(patterns: list[str]) -> list[RunResults]:
 
 
 def load_json_reports(patterns: list[str]) -> list[RunResults]:
-    """pytest-json-report files: the fast decoder, else the plain path with its exact errors."""
+    """pytest-json-report files, each read whole; errors name the file."""
     from ci_budget.results.timings import file_results_from_json_report
 
     out = []
     for path in expand(patterns):
-        files = _decode_chunks(path)
-        if files is None:  # anything unusual: the whole-file path, with its exact errors
-            whole = read_json(path)
-            if not isinstance(whole, dict) or "tests" not in whole and "collectors" not in whole:
-                raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
-            try:
-                files = file_results_from_json_report(whole)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
+        whole = read_json(path)
+        if not isinstance(whole, dict) or "tests" not in whole and "collectors" not in whole:
+            raise ResultsError(f"{path}: not a pytest-json-report file (no 'tests' key)")
+        try:
+            files = file_results_from_json_report(whole)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(f"{path}: cannot read pytest-json-report data: {exc}") from None
         out.append(RunResults(meta=RunMeta(mode="pytest"), files=files))
     return out
-
-
-CHUNK = 1 << 20
-
-
-def _decode_chunks(path: Path) -> list[FileResult] | None:
-    """The fast decoder over the file read a few MiB at a time (None: the plain path decides)."""
-    from ci_budget.results.json_report import decode
-
-    try:
-        with open(path, "rb") as handle:
-            return decode(iter(lambda: handle.read(CHUNK), b""))
-    except OSError:  # the plain path says why
-        return None
