@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set a runner up once for ci-budget's test sandbox (README: The tests' sandbox). Run as root.
+# Set a runner up once for ci-budget's test sandbox (docs/security.md: The tests' sandbox). Run as root.
 #
 # - Installs bubblewrap (bwrap) with apt when it is missing; on other distributions install the
 #   `bubblewrap` package yourself.
@@ -54,6 +54,6 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups -- \
   echo "sandbox_setup: ok: an unprivileged user can start the sandbox"
 else
   echo "sandbox_setup: bwrap still cannot start as an unprivileged user (in a container? see" \
-    "README: The tests' sandbox)" >&2
+    "docs/security.md: The tests' sandbox)" >&2
   exit 1
 fi

@@ -4,7 +4,7 @@ tests/fixtures/sglang_rerun/fixture.json was recorded by scripts/sglang_rerun.py
 sglang checkout it names: each comment with what sglang's `slash_command_handler.py`
 dispatched (called directly, GitHub faked), and the part of that checkout ci-budget decides
 with (its registrations, multimodal test files and zero-config settings). Each comment must be
-decided the same, or differ exactly as recorded and as the README's table lists.
+decided the same, or differ exactly as recorded and as docs/commands.md's table lists.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ FILES = FIXTURE["rerun_files"]
 
 
 def readme_differences() -> set[str]:
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs/commands.md").read_text()
     section = text.split("### Where `/rerun-test` differs from sglang's handler", 1)[1]
     section = section.split("\n#", 1)[0]
     return set(re.findall(r"^\| `([a-z-]+)` \|", section, re.MULTILINE))

@@ -59,19 +59,24 @@ Minutes = Annotated[float, Field(gt=0)]
 class Config(Section):
     # "auto": read an sglang checkout's own CI files for the defaults; "none": never.
     profile: Literal["auto", "none"] = "auto"
+    # the test files: globs from the root
     test_globs: list[str] = Field(default_factory=lambda: ["test/registered/**/*.py"])
+    # file names (or paths) never scanned
     exclude: list[str] = Field(default_factory=lambda: ["conftest.py", "__init__.py"])
-    test_root: str = "test/registered"
+    test_root: str = "test/registered"  # `/rerun-test` specs may be relative to it
     register_functions: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_REGISTER_FUNCTIONS)
-    )
+    )  # function name -> backend (a table here replaces the built-in list)
     registration_keywords: list[str] = Field(
         default_factory=lambda: ["stage", "runner_config", "in_process_group"]
     )  # keyword-only arguments a registration may use
+    # runner configs by name, over the built-in ones (sglang: runner_configs.yml)
     runner_configs: dict[str, RunnerConfig] = Field(default_factory=dict)
-    suite_runners: dict[str, str] = Field(default_factory=dict)  # suite (glob) -> runner config
-    stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)
-    suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # suite (glob) -> minutes
+    # suite (glob) -> the runner config it runs on, before its registrations' runner_config
+    suite_runners: dict[str, str] = Field(default_factory=dict)
+    stage_timeouts: dict[str, Minutes] = Field(default_factory=dict)  # stage -> minutes
+    # suite (glob) -> minutes, before its stage's
+    suite_timeouts: dict[str, Minutes] = Field(default_factory=dict)
     suite_shards: dict[str, int] = Field(default_factory=dict)  # suite (glob) -> fixed count
     # Matrix jobs of one suite running at once: "all", "third" (max(n // 3, 1)), "third-gpu"
     # (the same, but suites on runners without GPUs unthrottled), or a number.
@@ -81,15 +86,18 @@ class Config(Section):
     # Per-file timeout: seconds (run_suite.py's per-commit default, 1200) or "est-time" (the
     # scheduled rule, max(1.5 x est, est + 1800); "sglang" is its old name); per suite before it.
     file_timeout: Literal["est-time", "sglang"] | float = 1200.0
+    # suite (glob) -> seconds or "est-time" (sglang: its workflows' timeout_per_file)
     suite_file_timeouts: dict[str, Literal["est-time"] | float] = Field(default_factory=dict)
+    # "pytest": per-class timings; "script": `python3 FILE -f` from script-cwd, as sglang runs
     mode: Literal["pytest", "script"] = "pytest"
-    script_cwd: str = "test"
+    script_cwd: str = "test"  # where script mode runs files from
+    # a registered file whose `if __name__ == "__main__":` calls nothing: warning, error, ignore
     main_block: Literal["warning", "error", "ignore"] = "warning"
-    gpu_arch: dict[str, str] = Field(default_factory=dict)
+    gpu_arch: dict[str, str] = Field(default_factory=dict)  # GPU name -> arch, over the built-in
     # The tests' environment: names or fnmatch patterns dropped on top of the built-in list
     # (credentials, runner file commands), and ones kept whatever that list says.
     env_drop: list[str] = Field(default_factory=list)
-    env_keep: list[str] = Field(default_factory=list)
+    env_keep: list[str] = Field(default_factory=list)  # kept anyway (never ACTIONS_*, INPUT_*)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)

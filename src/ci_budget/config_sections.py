@@ -20,9 +20,9 @@ class Section(BaseModel):
 
 
 class RunnerConfig(Section):
-    runs_on: list[str] = Field(default_factory=list)
-    gpus: int = Field(1, ge=0)
-    arch: str | None = None  # "sm90"
+    runs_on: list[str] = Field(default_factory=list)  # labels; default [self-hosted, NAME]
+    gpus: int = Field(1, ge=0)  # GPUs per runner
+    arch: str | None = None  # the GPU architecture CI runs on, "sm90"
     # The script the repository's CI runs on this runner to install the code under test
     # (sglang: runner_configs.yml's `install`), repository-relative; a run job runs it first.
     install: str | None = None
@@ -66,14 +66,16 @@ class RerunDir(Section):
 class GithubSettings(Section):
     gating_labels: dict[str, list[str]] = Field(
         default_factory=lambda: {"run-ci": []}
-    )  # label -> stages it runs; [] = every stage of `backends`
-    backends: list[str] = Field(default_factory=lambda: ["cuda"])
+    )  # label -> stages, suites or suite globs it runs; [] = every stage of `backends`
+    backends: list[str] = Field(default_factory=lambda: ["cuda"])  # what `[]` labels run
+    # collaborator permissions that may comment a command
     allowed_permissions: list[str] = Field(default_factory=lambda: ["admin", "write"])
     allow_users: list[str] = Field(default_factory=list)  # also allowed, whatever permission
     deny_users: list[str] = Field(default_factory=list)  # never allowed
-    run_drafts: bool = False
+    run_drafts: bool = False  # run label and push triggers on draft PRs
     rate_limit_cap: float = Field(60.0, ge=0)  # longest sleep for a rate limit, seconds
     comment_login: str | None = None  # the identity that owns sticky comments, if known
+    # specs one command may name
     max_specs: int = Field(20, ge=1)
     rerun_dirs: dict[str, RerunDir] = Field(default_factory=dict)  # repo path -> routing
     # suite -> runner configs a file of that suite without a runner_config reruns on
@@ -87,7 +89,7 @@ class GithubSettings(Section):
     # A label runs only these runner configs (None: those the repository's CI files or this
     # configuration name, else the built-in ones) and at most this many jobs.
     label_runner_configs: list[str] | None = None
-    label_max_jobs: int = Field(100, ge=1)
+    label_max_jobs: int = Field(100, ge=1)  # jobs one label may start (sglang 3c69a4c: 51)
     # A label from someone without write access starts at most one run per this many minutes
     # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
     label_cooldown_minutes: float = Field(120.0, ge=0)
@@ -109,7 +111,7 @@ class RetryPatterns(Section):
 class PlannerSettings(Section):
     algorithm: Literal["lpt"] = "lpt"  # sglang's; "best" went (docs/performance.md)
     safety: float = Field(0.75, gt=0, le=1)  # shards fit within timeout * safety
-    max_shards: int = Field(64, ge=1)
+    max_shards: int = Field(64, ge=1)  # most shards the planner gives a suite
     # "fewest": the fewest shards whose plan fits; "sglang": ceil(coeff*sum / (safety*T - bias))
     shard_rule: Literal["fewest", "sglang"] = "fewest"
 

@@ -119,7 +119,7 @@ class GitHubClient(CommandCalls):
                     "This is expected on pull requests from forks, where GITHUB_TOKEN is "
                     "read-only. The report is still in the step summary and the results "
                     "artifact; post from a base-branch event instead (pull_request_target, "
-                    "issue_comment; README: Security model).",
+                    "issue_comment; docs/security.md).",
                     status,
                 ) from None
             raise GitHubError(f"{what}: GitHub answered {status}: {message}", status) from None
