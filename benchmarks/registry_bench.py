@@ -2,9 +2,8 @@
 
 Baseline: read and `ast.parse` every file, one after the other, and nothing else: the least any
 tool that parses the files (sglang's `collect_tests` among them) must do. ci-budget: the fast scan
-(prefix + tail parse, all cores), cold and with a warm cache (size and mtime, else content
-hash). Both are compared in full (records, errors and warnings) with ci-budget's full parse of
-every file, which is run once, untimed, as the reference.
+(prefix + tail parse, all cores), compared in full (records, errors and warnings) with
+ci-budget's full parse of every file, which is run once, untimed, as the reference.
 """
 
 from __future__ import annotations
@@ -38,21 +37,15 @@ def run(files: int = 20_000, repeat: int = 3, baseline_repeat: int = 1) -> list[
         base = best_of(baseline_repeat, lambda: plain_parse(root, rels))
         reference = scan_paths(root, rels, config, full=True, jobs=1)
         fast = best_of(repeat, lambda: scan_paths(root, rels, config))
-        cache = Path(tmp) / "cache.json"
-        scan_paths(root, rels, config, cache=cache)
-        warm = best_of(repeat, lambda: scan_paths(root, rels, config, cache=cache))
         identical = fast.value == reference
-        identical_warm = warm.value == reference
         note = (
             f"{files} files, {size_mb:.0f} MB (generated in {generated:.0f}s); "
             f"{len(reference.registrations)} registrations, {len(reference.errors)} errors, "
-            f"{len(reference.warnings)} warnings; identical to the full parse: cold {identical}, "
-            f"warm {identical_warm}; baseline: plain ast.parse of every file, one core"
+            f"{len(reference.warnings)} warnings; identical to the full parse: {identical}; "
+            f"baseline: plain ast.parse of every file, one core"
         )
         mem = peak_rss_mb()
         return [
             Row("registry scan: fast, all cores (cold)", base.seconds, fast.seconds, mem, note,
                 target=20.0, ok=identical),
-            Row("registry scan: fast + cache (warm)", base.seconds, warm.seconds, mem,
-                "", target=20.0, ok=identical_warm),
         ]  # fmt: skip

@@ -2,12 +2,11 @@
 
 - Registry: sglang's own `collect_tests` (its `python/sglang/test/ci/ci_register.py`, loaded by
   file path, never `import sglang`) over the registered test files, against `ci-budget scan`'s
-  fast path on the same files (in-process, cold, no cache).
+  fast path on the same files (in-process).
 - Static report of a real PR: `ci-budget diff --base HEAD~1` as a whole process in the
-  checkout (HEAD is the PR's commit), cold (no scan cache) and warm (`--cache`, written by one
-  run before the timed ones), against `collect_tests` reading one tree (the least sglang itself
-  does to know its registry). Both outputs are compared with a report built from a full parse of
-  every base blob and every head file.
+  checkout (HEAD is the PR's commit), against `collect_tests` reading one tree (the least sglang
+  itself does to know its registry). Its output is compared with a report built from a full
+  parse of every base blob and every head file.
 """
 
 from __future__ import annotations
@@ -72,40 +71,27 @@ def _static_rows(checkout: Path, base_seconds: float, repeat: int) -> list[Row]:
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     reference = full_parse_report(checkout, "HEAD~1")
-    rows = []
     with tempfile.TemporaryDirectory(prefix="ci-budget-sglang-") as tmp:
-        cache = Path(tmp) / "scan-cache.json"
         argv = [sys.executable, "-m", "ci_budget.cli", "diff", "--base", "HEAD~1"]
         argv += ["--format", "json", "--out", str(Path(tmp) / "budget.md")]
-        for label, extra in (("cold, no cache", []), ("warm cache", ["--cache", str(cache)])):
-            if extra:
-                subprocess.run(argv + extra, cwd=checkout, capture_output=True, check=True)
-            cpu = _children_cpu()
+        cpu = _children_cpu()
 
-            def static(extra=extra):
-                done = subprocess.run(
-                    argv + extra, cwd=checkout, capture_output=True, text=True, check=True
-                )
-                return json.loads(done.stdout)
+        def static():
+            done = subprocess.run(argv, cwd=checkout, capture_output=True, text=True, check=True)
+            return json.loads(done.stdout)
 
-            timed = best_of(repeat, static)
-            per_run = (_children_cpu() - cpu) / max(1, repeat)
-            same = timed.value == reference
-            rows.append(
-                Row(
-                    f"sglang: static report of a PR, {label}",
-                    base_seconds,
-                    timed.seconds,
-                    None,
-                    f"diff --base HEAD~1 at {head}; CPU {per_run:.2f}s per run (median wall "
-                    f"{timed.median:.2f}s); identical to a full parse of both trees: {same}; "
-                    f"load average {os.getloadavg()[0]:.1f}; baseline: collect_tests of one "
-                    "tree, in-process",
-                    limit=1.0,
-                    ok=same,
-                )
-            )
-    return rows
+        timed = best_of(repeat, static)
+    per_run = (_children_cpu() - cpu) / max(1, repeat)
+    same = timed.value == reference
+    note = (
+        f"diff --base HEAD~1 at {head}; CPU {per_run:.2f}s per run (median wall "
+        f"{timed.median:.2f}s); identical to a full parse of both trees: {same}; "
+        f"load average {os.getloadavg()[0]:.1f}; baseline: collect_tests of one tree, in-process"
+    )
+    return [
+        Row("sglang: static report of a PR", base_seconds, timed.seconds, None, note,
+            limit=1.0, ok=same)
+    ]  # fmt: skip
 
 
 def run(checkout: Path | None = None, repeat: int = 3) -> list[Row]:

@@ -189,7 +189,6 @@ def run_workflow(tmp_path, origin, standin, runner_temp, event_name, payload, wo
         github=github,
         env=env,
         replace={"testenv": {"python": sys.executable}, "sandbox-setup": {}},
-        cache_store=tmp_path / "actions-cache",
         **kw,
     )
     runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
@@ -351,9 +350,6 @@ def test_fork_pr_labelled_then_pushed_to_runs_only_the_approved_commit(
     jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", opened)
     assert jobs["plan"][0].result == "skipped" and [r.result for r in jobs["run"]] == ["skipped"]
     assert jobs["budget"][0].result == "success", explain(jobs)
-    # the static report's scan cache, saved in the PR's own scope only
-    [saved] = (tmp_path / "actions-cache").glob("*/ci-budget-scan-*/ci-budget-scan.json")
-    assert saved.parts[-3] == f"refs_pull_{PR}_merge" and json.loads(saved.read_text())["entries"]
 
     labeled = pull_event(github_standin, "labeled", origin, ["run-ci"], "run-ci", fork=True)
     jobs = run_workflow(
@@ -377,33 +373,6 @@ def test_fork_pr_labelled_then_pushed_to_runs_only_the_approved_commit(
         assert f"`{head}` is new on this pull request from a fork" in notice.body
     assert "run-ci" not in github_standin.state.issues[PR].labels  # re-applying it approves
     assert github_standin.invalid == []
-
-
-def test_push_to_main_saves_the_scan_cache_a_pr_based_on_it_starts_from(
-    tmp_path, origin, github_standin, runner_temp
-):
-    main = git(origin, "rev-parse", "main")
-    # The job reads no field of the push payload (github.sha is the pushed commit).
-    pushed = {"ref": "refs/heads/main", "after": main, "repository": {"owner": {}}}
-    _repo_fields(pushed, github_standin)
-    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "push", pushed)
-    assert jobs["budget-cache"][0].result == "success", explain(jobs)
-    assert {n: r[0].result for n, r in jobs.items() if n != "budget-cache"} == {
-        n: "skipped" for n in ("plan", "run", "report", "budget")
-    }
-    [saved] = (tmp_path / "actions-cache").glob("*/ci-budget-scan-*/ci-budget-scan.json")
-    assert saved.parts[-3:-1] == ("refs_heads_main", f"ci-budget-scan-{main}")
-    registered = {e.split(" ", 2)[2] for e in json.loads(saved.read_text())["entries"]}
-    assert registered and all(r.startswith("test/registered/") for r in registered)
-
-    github_standin.add_pull(PR, head_sha=git(origin, "rev-parse", "feature"), head_ref="feature")
-    opened = pull_event(github_standin, "synchronize", origin, [])
-    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "pull_request", opened)
-    assert jobs["budget"][0].result == "success", explain(jobs)
-    logs = [step.log for step in jobs["budget"][0].steps]
-    assert f"restored ci-budget-scan-{main} from refs/heads/main" in logs  # an exact hit
-    assert list((tmp_path / "actions-cache").glob("*/*/ci-budget-scan.json")) == [saved]
-    assert len(sticky(github_standin, "budget")) == 1
 
 
 @pytest.mark.slow
@@ -558,13 +527,15 @@ jobs:
           root: examples/bitexact
           base: ${{ github.sha }}
           kind: budget
+          scan-cache: ${{ runner.temp }}/ci-budget-scan.json
 """
 
 
 def test_the_actions_old_input_names_still_work_with_a_notice(
     tmp_path, origin, github_standin, runner_temp
 ):
-    """`suites` (now `suite`) and `command: report` with `base` (now `command: diff`)."""
+    """`suites` (now `suite`), `command: report` with `base` (now `command: diff`), and
+    `scan-cache` (the scan cache is gone: ignored)."""
     workflow = Path(".github/workflows/old-inputs.yml")
     (origin / workflow).write_text(OLD_INPUTS, encoding="utf-8")
     git(origin, "add", "-A")
@@ -588,5 +559,10 @@ def test_the_actions_old_input_names_still_work_with_a_notice(
         "form goes in the next release" in log
     )
     assert "ci-budget: the report is in ci-budget-report.md and in the step summary" in log
+    assert "##[warning]Input 'scan-cache' has been deprecated with message: The input " in log
+    gone = "input 'scan-cache' is ignored: the scan cache was removed (it saved under 2×"
+    assert log.count(gone) == 2  # the deprecation warning, and one plain line in the step's log
+    assert f"::notice title=ci-budget::{gone}" not in log and "--cache is ignored" not in log
+    assert not (runner_temp / "ci-budget-scan.json").exists()
     # the static report of the commit against itself: its heading for no changes
     assert "No registration changes against" in job.summary

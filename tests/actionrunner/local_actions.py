@@ -1,4 +1,4 @@
-"""The harness's own `actions/checkout`, `upload-artifact`, `download-artifact` and `cache` (see
+"""The harness's own `actions/checkout`, `upload-artifact` and `download-artifact` (see
 runner's docstring for what each stands for), as a part of Runner."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class LocalActions:
-    """Needs the Runner's origin, github, artifacts, run_artifacts and caches."""
+    """Needs the Runner's origin, github, artifacts and run_artifacts."""
 
     def _checkout(self, with_: dict, job: _JobState) -> str:
         dest = job.workspace / with_.get("path", "")
@@ -78,50 +78,6 @@ class LocalActions:
             for f in (store / name).iterdir():
                 shutil.copy2(f, target / f.name)
         return f"downloaded {names}"
-
-    def _cache_scopes(self) -> list[str]:
-        """Where a run may restore from: its own ref, and for a PR the base branch (GitHub's
-        cache isolation); it saves into its own ref's scope only."""
-        ref = str(self.github.get("ref") or "refs/heads/main")
-        event = self.github["event"]
-        base = (event.get("pull_request") or {}).get("base", {}).get("ref")
-        return [ref] + ([f"refs/heads/{base}"] if base else [])
-
-    def _cache_restore(self, with_: dict, job: _JobState) -> tuple[str, str]:
-        path = Path(str(with_["path"]))
-        key = str(with_["key"])
-        prefixes = [k.strip() for k in str(with_.get("restore-keys", "")).splitlines() if k.strip()]
-        hit, log = "false", f"cache not found for {key}"
-        for scope in self._cache_scopes():
-            store = self.caches / scope.replace("/", "_")
-            found = [store / key] if (store / key).is_dir() else []
-            for prefix in prefixes:
-                newest = sorted(store.glob(_glob_escape(prefix) + "*"), key=_age)
-                found += newest
-            if found:
-                hit = "true" if found[0].name == key else "false"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(found[0] / path.name, path)
-                log = f"restored {found[0].name} from {scope}"
-                break
-        job.post.append(lambda: self._cache_save(path, key, hit))
-        return hit, log
-
-    def _cache_save(self, path: Path, key: str, hit: str) -> str:
-        store = self.caches / self._cache_scopes()[0].replace("/", "_") / key
-        if hit == "true" or store.exists() or not path.is_file():
-            return f"not saved: {key}"
-        store.mkdir(parents=True)
-        shutil.copy2(path, store / path.name)
-        return f"saved {key}"
-
-
-def _age(path: Path) -> int:
-    return -path.stat().st_mtime_ns  # newest first, as restore-keys pick
-
-
-def _glob_escape(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _glob(path: Path) -> list[str]:

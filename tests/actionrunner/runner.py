@@ -174,7 +174,6 @@ class Runner(LocalActions):
         vars: dict[str, str] | None = None,
         replace: dict[str, dict[str, str]] | None = None,
         between_jobs: Callable[[str, JobRun], None] | None = None,
-        cache_store: Path | None = None,
         actions: dict[str, Path] | None = None,
         run_artifacts: dict[str, Path] | None = None,
         secrets: dict[str, str] | None = None,
@@ -190,8 +189,6 @@ class Runner(LocalActions):
         self.between_jobs = between_jobs
         self.artifacts = work / "artifacts"
         self.artifacts.mkdir(parents=True, exist_ok=True)
-        # actions/cache: one folder per scope and key; shared by the runs of one test
-        self.caches = cache_store or work / "caches"
         self.actions = actions or {}  # "OWNER/NAME" -> the action's folder
         self.run_artifacts = run_artifacts or {}  # run id -> that run's artifact store
         # secrets.GITHUB_TOKEN is the job's token, as on GitHub; others as the test gives them
@@ -471,8 +468,6 @@ class Runner(LocalActions):
             if result.id:
                 steps_ctx[result.id] = {"outputs": result.outputs, "outcome": result.outcome,
                                         "conclusion": conclusion}  # fmt: skip
-        for post in job.post if not failed else []:  # actions/cache saves after a success
-            job.steps.append(Step("post", None, "success", log=post()))
         run.steps = job.steps
         run.summary = job.summary
         run.result = "failure" if failed else "success"
@@ -507,9 +502,6 @@ class Runner(LocalActions):
                 return Step(name, step.get("id"), "success", log=self._upload(with_, job))
             if action == "actions/download-artifact":
                 return Step(name, step.get("id"), "success", log=self._download(with_, job))
-            if action == "actions/cache":
-                hit, log = self._cache_restore(with_, job)
-                return Step(name, step.get("id"), "success", {"cache-hit": hit}, log)
             if action == "actions/github-script":
                 line, extra = github_script_step(with_, self.github["token"])
                 script = {"name": name, "id": step.get("id"), "run": line,
@@ -571,7 +563,6 @@ class _JobState:
         self.summary = ""
         self.steps: list[Step] = []
         self.counter = 0  # every bash step, the action's included, gets its own files
-        self.post: list[Callable[[], str]] = []  # post steps (actions/cache's save)
 
 
 def _text(value: Any) -> str:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
-from pathlib import Path
-
 import pytest
 
 from benchmarks.gentree import make_tree
@@ -102,85 +98,18 @@ def test_generated_tree_matches_the_full_parse(tmp_path):
     assert len(fast.registrations) > 100 and fast.errors and fast.warnings
 
 
-def test_workers_and_cache_give_the_same_scan(tmp_path, monkeypatch):
+def test_workers_give_the_same_scan(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     rels = make_tree(root, 60)
     config = Config()
     expected = scan_paths(root, rels, config, jobs=1)
     monkeypatch.setattr("ci_budget.workspace.scan.PARALLEL_MIN_FILES", 1)
     assert scan_paths(root, rels, config, jobs=2) == expected
-    cache = tmp_path / "cache.json"
-    assert scan_paths(root, rels, config, cache=cache) == expected
-    assert cache.exists()
-    # a changed file is rescanned, the rest come from the cache
-    (root / rels[0]).write_text('register_cuda_ci(7, "changed")\n' + MAIN)
-    again = scan_paths(root, rels, config, cache=cache)
-    assert [r for r in again.registrations if r.file == rels[0]][0].suite == "changed"
-    assert again == scan_paths(root, rels, config, jobs=1)
-
-
-def test_cache_is_dropped_when_the_config_changes(tmp_path):
-    rels = make_tree(tmp_path / "repo", 10)
-    cache = tmp_path / "cache.json"
-    scan_paths(tmp_path / "repo", rels, Config(), cache=cache)
-    strict = Config(main_block="error")
-    assert scan_paths(tmp_path / "repo", rels, strict, cache=cache) == scan_paths(
-        tmp_path / "repo", rels, strict, full=True
-    )
 
 
 def test_discover_on_generated_tree(tmp_path):
     rels = make_tree(tmp_path, 5)
     assert discover(tmp_path, Config()) == rels
-
-
-def _age(root, rels, seconds: int) -> None:
-    """Files last modified `seconds` ago (as a checkout made before the cache was written)."""
-    then = time.time() - seconds
-    for rel in rels:
-        os.utime(root / rel, (then, then))
-
-
-def test_warm_cache_reads_no_unchanged_file_and_writes_nothing(tmp_path, monkeypatch):
-    root = tmp_path / "repo"
-    rels = make_tree(root, 20)
-    _age(root, rels, 60)
-    config = Config()
-    cache = tmp_path / "cache.json"
-    expected = scan_paths(root, rels, config, jobs=1)
-    assert scan_paths(root, rels, config, cache=cache) == expected
-    written = cache.stat().st_mtime_ns
-    reads = []
-    real = Path.read_bytes
-
-    def counting(self):
-        reads.append(self.name)
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", counting)
-    assert scan_paths(root, rels, config, cache=cache) == expected
-    assert reads == []  # size and mtime matched: no file was read
-    assert cache.stat().st_mtime_ns == written  # nothing changed: not rewritten
-    # a touched file with the same content is hashed once, and the cache remembers its new mtime
-    os.utime(root / rels[3], (time.time() - 30, time.time() - 30))
-    assert scan_paths(root, rels, config, cache=cache) == expected
-    assert reads == [Path(rels[3]).name]
-
-
-def test_same_size_edit_right_after_the_cache_write_is_seen(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    rel = "test/registered/test_x.py"
-    (root / rel).parent.mkdir(parents=True)
-    (root / rel).write_text('register_cuda_ci(7, "suite-a")\n' + MAIN)
-    cache = tmp_path / "cache.json"
-    first = scan_paths(root, [rel], Config(), cache=cache)
-    mtime = (root / rel).stat().st_mtime_ns
-    (root / rel).write_text('register_cuda_ci(7, "suite-b")\n' + MAIN)  # same size
-    os.utime(root / rel, ns=(mtime, mtime))  # and the same mtime: only the content tells
-    again = scan_paths(root, [rel], Config(), cache=cache)
-    assert first.registrations[0].suite == "suite-a"
-    assert again.registrations[0].suite == "suite-b"
 
 
 @pytest.mark.parametrize(

@@ -41,11 +41,6 @@ class DiffOptions:
     )
     post: bool = post_option()
     pr: int | None = pr_option()
-    cache: Path | None = option(
-        None, metavar="FILE",
-        help="reuse scan results of files whose git object id it has seen (a JSON file; "
-        "created or updated)",
-    )  # fmt: skip
 
 
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
@@ -97,33 +92,26 @@ def build(settings, options: DiffOptions, sink: Sink | None = None):
     """The StaticReport of the working tree against `options.base`; AppError on bad input."""
     from ci_budget.app.numbers import plan_numbers
     from ci_budget.budget.diff import build_static
-    from ci_budget.workspace.git import GitError, changed_files, resolve, tree_blobs
-    from ci_budget.workspace.scan import discover
-    from ci_budget.workspace.scan_cache import BlobCache
+    from ci_budget.workspace.git import GitError, changed_files, list_files, resolve
+    from ci_budget.workspace.scan import discover, scan_each
 
     root, config = settings.root, settings.config
     try:
         commit = resolve(root, options.base)
-        base_blobs = tree_blobs(root, commit, config)
+        base_files = list_files(root, commit, config)
         changed = changed_files(root, commit)
     except GitError as exc:
         raise AppError(f"--base {options.base}: {exc}") from None
     head_files = discover(root, config)
-    cache = BlobCache(options.cache, config) if options.cache is not None else None
     # A file git says is unchanged since the base has the base's content in the working tree.
-    skip = set(changed)
-    unchanged = {
-        rel: base_blobs[rel] for rel in head_files if rel in base_blobs and rel not in skip
-    }
-    head = _head_scans(root, head_files, unchanged, config, cache)
-    base_scan = _base_scan(settings, commit, base_blobs, unchanged, head, cache)
-    if cache is not None:
-        cache.save()
+    unchanged = set(head_files).intersection(base_files).difference(changed)
+    head = scan_each(root, head_files, config)
+    base_scan = _base_scan(settings, commit, base_files, unchanged, head)
     arch_rows, arch_problems = _changed_table_rows(settings, changed)
     report = build_static(
         base_scan,
         merge_in_order(head, head_files),
-        set(base_blobs),
+        set(base_files),
         set(head_files),
         config,
         base_ref=options.base,
@@ -142,28 +130,7 @@ def merge_in_order(scans: dict[str, RegistryScan], rels) -> RegistryScan:
     return merge(scans[rel] for rel in rels if rel in scans)
 
 
-def _head_scans(root, head_files: list[str], unchanged: dict, config, cache) -> dict:
-    """{rel: scan} of the working tree's test files; with a cache, only files whose content
-    it has not seen (by object id) are read and parsed."""
-    from ci_budget.workspace.scan import scan_each
-
-    scans: dict[str, RegistryScan] = {}
-    todo = []
-    for rel in head_files:
-        hit = cache.get("fast", unchanged[rel], rel) if cache and rel in unchanged else None
-        if hit is None:
-            todo.append(rel)
-        else:
-            scans[rel] = hit
-    fresh = scan_each(root, todo, config)
-    for rel, scan in fresh.items():
-        if cache is not None and rel in unchanged:
-            cache.put("fast", unchanged[rel], rel, scan)
-    scans.update(fresh)
-    return scans
-
-
-def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, cache):
+def _base_scan(settings, commit, base_files: list[str], unchanged: set, head: dict):
     """The base's scan. Unchanged files' records are the head's: only the files the PR changed
     are read from git and parsed (a PR touches a handful of ~2,000)."""
     from ci_budget.registry.parse import scan_source
@@ -171,23 +138,14 @@ def _base_scan(settings, commit, base_blobs: dict, unchanged: dict, head: dict, 
 
     root, config = settings.root, settings.config
     scans = {rel: head[rel] for rel in unchanged}
-    todo = []
-    for rel, blob in base_blobs.items():
-        if rel not in scans:
-            hit = cache.get("full", blob, rel) if cache is not None else None
-            if hit is None:
-                todo.append(rel)
-            else:
-                scans[rel] = hit
+    todo = [rel for rel in base_files if rel not in scans]
     try:
         blobs = read_blobs(root, commit, todo)
     except GitError as exc:
         raise AppError(f"--base {commit}: {exc}") from None
     for rel, raw in blobs.items():
         scans[rel] = scan_source(raw, rel, config)
-        if cache is not None:
-            cache.put("full", base_blobs[rel], rel, scans[rel])
-    return merge_in_order(scans, base_blobs)
+    return merge_in_order(scans, base_files)
 
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:

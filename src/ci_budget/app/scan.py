@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
@@ -26,9 +25,6 @@ class ScanOptions:
         help="parse every file completely (also finds syntax errors outside the registrations)",
     )
     jobs: int | None = option(None, help="worker processes (default: all cores)")
-    cache: Path | None = option(
-        None, metavar="FILE", help="reuse results of unchanged files (a JSON file)"
-    )
 
 
 def scan(settings, options: ScanOptions, sink: Sink | None = None) -> int:
@@ -38,14 +34,7 @@ def scan(settings, options: ScanOptions, sink: Sink | None = None) -> int:
 
     sink = sink or Sink(settings)
     root, config = settings.root, settings.config
-    found = scan_paths(
-        root,
-        discover(root, config),
-        config,
-        full=options.full,
-        jobs=options.jobs,
-        cache=options.cache,
-    )
+    found = scan_paths(root, discover(root, config), config, full=options.full, jobs=options.jobs)
     _check_known(found.registrations, options)
     regs = select(found, options.suites, options.stages, options.runner_configs, options.backends)
     if options.format == "json":

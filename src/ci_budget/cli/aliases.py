@@ -17,6 +17,14 @@ RENAMED = {
 }
 
 
+# Flags whose feature is gone: accepted with their value, ignored, and named in one notice.
+SCAN_CACHE_GONE = (
+    "ci-budget: --cache is ignored: the scan cache was removed (it saved under 2×, "
+    "docs/performance.md); the flag goes in the next release"
+)
+REMOVED = {"scan": {"--cache": SCAN_CACHE_GONE}, "diff": {"--cache": SCAN_CACHE_GONE}}
+
+
 class Refused(Exception):
     """An old spelling given with flags its new command does not take."""
 
@@ -98,6 +106,25 @@ def positionals(args) -> None:
                 flag = new.strip("'").split()[-2]
                 raise AppError(f"given both as {metavar} and as {flag}: give {flag} only")
             setattr(args, dest, value)
+
+
+class Removed(argparse.Action):
+    """A removed flag: its value is taken and dropped, and its notice kept."""
+
+    def __init__(self, option_strings, dest, line, **kw):
+        super().__init__(option_strings, dest, **kw)
+        self.line = line
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        notice(namespace, self.line)
+
+
+def add_removed(parser: argparse.ArgumentParser, leaf: str) -> None:
+    """The removed flags of `leaf` (`scan`, `diff`), hidden from --help."""
+    for flag, line in REMOVED.get(leaf, {}).items():
+        parser.add_argument(flag, metavar="FILE", action=Removed, line=line,
+                            dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                            help=argparse.SUPPRESS)  # fmt: skip
 
 
 class Format(argparse.Action):

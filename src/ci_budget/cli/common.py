@@ -13,7 +13,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from ci_budget.cli.aliases import Format, Old, notices, positionals
+from ci_budget.cli.aliases import Format, Old, add_removed, notices, positionals
 
 
 class LazyParser(argparse.ArgumentParser):
@@ -54,6 +54,7 @@ def add_leaf(sub, name: str, help: str, description: str, example: str, use_case
 
     def load(p: argparse.ArgumentParser) -> None:
         add_options(p, options_class(use_case))
+        add_removed(p, p.prog.removeprefix("ci-budget "))
         if extra is not None:
             extra(p)
         add_settings(p, token)

@@ -16,8 +16,7 @@ def add_parser(sub) -> None:
         "measured history of the touched files (--history) and the guard-table flags of changed "
         "files. Writes markdown (--out) and a JSON copy next to it, the step summary and "
         "outputs in GitHub Actions, and with --post its own sticky comment (kind 'budget').",
-        example="ci-budget diff --base origin/main\n"
-        'ci-budget diff --base "$BASE_SHA" --cache scan-cache.json --post',
+        example='ci-budget diff --base origin/main\nci-budget diff --base "$BASE_SHA" --post',
         use_case=("ci_budget.app.diff", "diff", "DiffOptions"),
         token="GitHub token for --post (default: $GITHUB_TOKEN)",
     )

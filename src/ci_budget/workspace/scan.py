@@ -1,8 +1,7 @@
-"""Registry scan of a tree: discovery, worker processes, and a content-hash cache.
+"""Registry scan of a tree: discovery and worker processes.
 
 Files are parsed by `registry.fast.scan_source_fast` (or `scan_source` with `full`), spread over
-worker processes when there are enough of them; `cache` (a JSON file, `scan_cache.StatCache`)
-remembers results for repeated scans.
+worker processes when there are enough of them.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from ci_budget.models import Problem, RegistryScan
 from ci_budget.registry.fast import scan_source_fast
 from ci_budget.registry.parse import merge, scan_source
 from ci_budget.workspace.git import excluded
-from ci_budget.workspace.scan_cache import StatCache
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
 
@@ -67,31 +65,10 @@ def scan_each(
 
 
 def scan_paths(
-    root: Path,
-    rels: list[str],
-    config: Config,
-    *,
-    full: bool = False,
-    jobs: int | None = None,
-    cache: Path | None = None,
+    root: Path, rels: list[str], config: Config, *, full: bool = False, jobs: int | None = None
 ) -> RegistryScan:
-    """Scan files under `root`, in order, on `jobs` processes, reusing `cache` when given."""
-    store = StatCache(cache, config, full) if cache is not None else None
-    results: dict[str, RegistryScan] = {}
-    todo = rels
-    if store is not None:
-        todo = []
-        for rel in rels:
-            hit = store.get(root, rel)
-            if hit is None:
-                todo.append(rel)
-            else:
-                results[rel] = hit
-    results.update(scan_each(root, todo, config, full=full, jobs=jobs))
-    if store is not None:
-        for rel in todo:
-            store.put(rel, results[rel])
-        store.save()
+    """Scan files under `root`, in order, on `jobs` processes."""
+    results = scan_each(root, rels, config, full=full, jobs=jobs)
     return merge(results[rel] for rel in rels)
 
 
