@@ -124,7 +124,7 @@ def test_deep_json_is_one_line(tmp_path, capsys):
     rc, out, err = cli(capsys, *argv, "--history", str(tmp_path / "h.json"))
     assert rc == 2 and "1 new sample(s)" in out
     assert "not JSON (nested too deeply)" in err and "Traceback" not in err
-    from ci_budget.results.timings import parse_reportlog
+    from ci_budget.results.reportlog import parse_reportlog
 
     lines = ['{"$report_type": ' + "[" * 100_000 + "]" * 100_000 + "}", "{}"]
     assert parse_reportlog(lines, source="r.jsonl", strict=False).problems == [
