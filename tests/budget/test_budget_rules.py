@@ -325,6 +325,9 @@ def test_timeout_suggestion_from_the_larger_of_elapsed_and_limit():
     assert line(timeout=400, message="killed").message == (
         "killed; timed out after 400s; est_time=480 is a lower bound (the real run time is unknown)"
     )
+    assert line(timeout=400, message="timed out after 400s").message == (
+        "timed out after 400s; est_time=480 is a lower bound (the real run time is unknown)"
+    )
 
 
 def test_message_is_carried_when_nothing_is_added():
@@ -340,6 +343,9 @@ def test_headroom_and_ratio_are_none_without_a_measurement():
     (line,) = build_report([reg("t/a.py", 0)], [run(res("t/a.py", 7))], CONFIG).lines
     # est_time=0 that ran: over by any time (no ratio to show), never `not-run`
     assert (line.measured, line.ratio, line.status, line.headroom) == (7, None, "over", -7)
+    (line,) = build_report([reg("t/a.py", 0)], [run(res("t/a.py", 0))], CONFIG).lines
+    # ...and one that ran in no measurable time is within it
+    assert (line.measured, line.ratio, line.status, line.headroom) == (0, None, "ok", 0)
 
 
 # --- totals, order, problems -----------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
-from ci_budget.models import MatrixRow
+from ci_budget.models import MatrixRow, Plan
 from ci_budget.registry.specs import MAX_LINE_CHARS, Command
 from ci_budget.sharding.model import PartitionModel
 from ci_budget.trigger.approval import LAPSING, is_fork
@@ -21,10 +21,11 @@ from ci_budget.trigger.guard_command import (
     USAGE,
     GuardCommand,
     check_ref,
+    guard_plan,
     parse_guard_command,
 )
 from ci_budget.trigger.rerun import _time, describe_rows, is_bot, registrations_for
-from ci_budget.trigger.rows import suite_rows
+from ci_budget.trigger.rows import _install, suite_rows
 from tests.trigger.test_trigger_rules import HEAD, REGS, Pull, R, comment, pull_event, reg
 
 PR_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"  # pull_request.opened's head
@@ -359,6 +360,17 @@ def test_verify_guard_rows_and_reason_name_the_command_once():
     )
 
 
+def test_a_guard_plan_without_a_reply_lists_no_rows():
+    row = MatrixRow(name="rerun-test", runner_config="rerun-test", runs_on=["gpu"])
+    plan = Plan(reason="/rerun-test by Codertocat", matrix=[row], head_sha=HEAD, pr_number=1)
+    guard_plan(plan, GuardCommand("g/test_g.py", ["1a2b3c4"]), "Codertocat")
+    assert plan.reply == (
+        f"@Codertocat verifying `g/test_g.py` with `1a2b3c4` reverted at `{HEAD}` (#1), then as "
+        "it is:\n"
+    )
+    assert (row.name, row.revert) == ("verify-guard", ["1a2b3c4"])
+
+
 # --- matrix rows ------------------------------------------------------------------------------
 
 
@@ -374,6 +386,23 @@ def test_suite_rows_carry_the_backend_and_the_shards_that_run_at_once():
         ("base-b-test-1-gpu-large 3/3", "base-b-test-1-gpu-large", None, "2/3", 2),
         ("stage-c-test-1-gpu-large", "stage-c-test-1-gpu-large", "cuda", "0/1", 1),
     ]
+
+
+def test_suite_rows_carry_their_own_runner_configs_install_script():
+    runner = {"runs-on": ["gpu-2"], "install": "ci/install.sh"}
+    config = parse_config({"runner-configs": {"2-gpu-large": runner}}, "t")
+    regs = [reg("a/test_a.py"), reg("b/test_b.py", runner="2-gpu-large")]
+    rows, notes = suite_rows(regs, config)
+    assert notes == []
+    assert sorted((r.runner_config, r.install) for r in rows) == [
+        ("1-gpu-large", None),
+        ("2-gpu-large", "ci/install.sh"),
+    ]
+
+
+def test_no_runner_config_or_an_unknown_one_installs_nothing():
+    assert _install(Config(), None) is None
+    assert _install(Config(), "no-such-runner") is None
 
 
 def test_shard_count_reads_the_suites_own_settings():

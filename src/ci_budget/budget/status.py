@@ -133,7 +133,7 @@ def budget_line(
     status = budget_status(result.status, math.inf if zero and measured else ratio, config)
     if zero and not measured and status == "not-run":
         status = "ok"
-    if reg is None and status in ("ok", "not-run") and measured is not None:
+    if reg is None and status == "not-run" and measured is not None:
         status = "ok"
     message = result.message
     suggestion = None
@@ -143,7 +143,7 @@ def budget_line(
         note = "the real run time is unknown"
         if suggestion:
             note = f"est_time={suggestion} is a lower bound ({note})"
-        if not (message or "").startswith("timed out"):  # the runner's message says it
+        if not (message and message.startswith("timed out")):  # the runner's says it
             note = f"timed out after {secs(floor)}; {note}"
         message = f"{message}; {note}" if message else note
     elif measured is not None and (

@@ -81,7 +81,7 @@ def guard_plan(plan: Plan, guard: GuardCommand, login: str) -> Plan:
     for row in plan.matrix:
         row.revert = list(guard.refs)
         row.name = "verify-guard" + row.name.removeprefix("rerun-test")
-    head, _, rows = (plan.reply or "").partition("\n")
+    rows = plan.reply.partition("\n")[2] if plan.reply else ""  # the accepted rows
     plan.reply = (
         f"@{login} verifying {show(guard.file)} with {refs} reverted at `{plan.head_sha}` "
         f"(#{plan.pr_number}), then as it is:\n{rows}"

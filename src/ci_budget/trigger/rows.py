@@ -13,7 +13,7 @@ from ci_budget.sharding.dispatch import dispatch
 
 
 def _install(config: Config, name: str | None) -> str | None:
-    runner = config.runner(name) if name is not None else None
+    runner = config.runner(name)  # None for no name and for an unknown one
     return runner.install if runner is not None else None
 
 
