@@ -128,3 +128,16 @@ def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
     }
     regs = [reg("a.py", 600, "s"), reg("a.py", 60, "t"), reg("b.py", 30, "s"), reg("b.py", 30, "t")]
     assert list(PlanNumbers(history=history).weights(regs).values()) == [42.5, 60.0, 30.0, 7.0]
+
+
+def test_lpt_loads_start_at_zero_so_tiny_durations_still_spread():
+    # 1e-16 is lost against a load of 1.0: a load that did not start at 0 would tie the shards.
+    assert lpt([("a.py", 1e-16), ("b.py", 1e-16)], 2) == [["a.py"], ["b.py"]]
+
+
+def test_min_shards_a_plan_exactly_at_the_tolerance_fits():
+    limit = 100 * 0.75
+    at = limit + 1e-9  # the planners' EPS: a makespan this close to the limit fits
+    items = [("a.py", 74.0), ("b.py", at - 74.0)]
+    assert makespan([["a.py", "b.py"]], dict(items)) == at
+    assert min_shards(items, 100, 0.75) == 1

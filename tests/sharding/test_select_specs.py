@@ -10,6 +10,7 @@ from ci_budget.sharding.select import (
     Job,
     SelectionError,
     Skipped,
+    _nothing,
     parse_spec,
     select_jobs,
     suite_pool,
@@ -176,3 +177,60 @@ def test_shards_follow_lpt():
 def test_suite_pool_leaves_nightly_registrations_out_by_default():
     regs = [reg("a.py", 5), reg("n.py", 5, nightly=True)]
     assert [r.file for r in suite_pool(regs, [S])] == ["a.py"]
+
+
+def test_suites_run_in_the_glob_order_and_unfound_files_last():
+    # Registered b, a, c, z; longest first would be a, c, b, z; the glob found c, b, a.
+    regs = [reg("b.py", 10), reg("a.py", 30), reg("c.py", 20), reg("z.py", 5)]
+    order = {"c.py": 0, "b.py": 1, "a.py": 2}
+    assert [j.path for j in select_jobs(regs, [S], order=order).jobs] == [
+        "c.py",
+        "b.py",
+        "a.py",
+        "z.py",
+    ]
+    # A shard keeps its planned order: the glob order does not apply.
+    shard = select_jobs(regs, [S], partition=(0, 2), order=order).jobs
+    assert [j.path for j in shard] == ["a.py", "z.py"]
+
+
+def test_weights_split_unregistered_spec_files_under_an_empty_suite():
+    sel = [
+        [j.path for j in select_jobs(
+            REGS, specs=["a.py", "mm/test_x.py"], partition=(i, 2),
+            weights={("mm/test_x.py", ""): 1000.0}, extra=["mm/test_x.py"],
+        ).jobs]
+        for i in range(2)
+    ]  # fmt: skip
+    assert sel == [["mm/test_x.py"], ["a.py"]]
+
+
+def test_empty_disabled_reason_reads_disabled():
+    sel = select_jobs([reg("a.py", 5), reg("off.py", 5, disabled="")], [S])
+    assert sel.skipped == [Skipped("off.py", S, "cuda", 5, "disabled")]
+
+
+def test_empty_selection_names_the_flag_and_counts_the_selected_suites_only():
+    per_commit = [reg("a.py", 5), reg("a.py", 5, line=2), reg("b.py", 5), reg("n.py", 5, suite=T),
+                  reg("o.py", 5, suite="stage-d-test-cpu")]  # fmt: skip
+    with pytest.raises(SelectionError) as err:
+        select_jobs(per_commit, [S, T], nightly=True)
+    assert str(err.value) == (
+        f"{S}, {T}: no nightly=True registrations (3 per-commit file(s) are registered); "
+        "drop --nightly to run them"
+    )
+    nightly = [reg("n.py", 5, nightly=True), reg("m.py", 5, suite=T, nightly=True),
+               reg("o.py", 5, suite="stage-d-test-cpu", nightly=True)]  # fmt: skip
+    with pytest.raises(SelectionError) as err:
+        select_jobs(nightly, [S, T])
+    assert str(err.value) == (
+        f"{S}, {T}: only nightly=True registrations (2 file(s)); add --nightly to run them"
+    )
+
+
+def test_empty_selection_without_a_suite_of_the_other_kind_names_what_was_asked():
+    # Not reachable through select_jobs (an empty suite always has files of the other kind).
+    assert _nothing([], [S], [], False) == f"no registered files for {S}"
+    assert _nothing([reg("n.py", 5, nightly=True)], [], ["n.py"], False) == (
+        "no registered files for n.py"
+    )
