@@ -1,0 +1,100 @@
+"""Who may start runs with a gating label (`decide._label_sender`), and dispatch specs in the
+rerun directories. Pure unit tests: they are in the mutation-test selection."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_budget.config import Config, parse_config
+from ci_budget.models import Plan
+from ci_budget.trigger.authz import parse_permissions
+from ci_budget.trigger.decide import _label_sender, decide
+from ci_budget.trigger.facts import Facts, Need
+
+TAIL = ". A gating label starts GPU runs only when applied by someone allowed to run them."
+
+
+def refused(why: str, notice_why: str | None = None) -> Plan:
+    """The Plan that removes `run-ci` from PR #7 because of `why`."""
+    return Plan(
+        reason=f"pull_request labeled 'run-ci': refused: {why}",
+        trigger="run-ci",
+        pr_number=7,
+        notice=f"**ci-budget**: removed `run-ci`: {notice_why or why}{TAIL}",
+        unlabel=["run-ci"],
+    )
+
+
+def sender(payload, facts=None, config=None):
+    return _label_sender(payload, "run-ci", 7, facts or Facts(), config or Config())
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"sender": None},
+        {"sender": "octocat"},
+        {"sender": {"login": ""}},
+        {"sender": {"login": 7}},
+    ],
+)
+def test_a_label_from_no_named_sender_is_removed(payload):
+    assert sender(payload, Facts(permission="admin")) == refused("the event names no sender")
+
+
+@pytest.mark.parametrize("login", ["renovate[bot]", "XXXX"])
+def test_a_bot_label_is_removed_whatever_its_permission(login):
+    # "XXXX" is a Bot by type: with no comment-login configured no bot is ci-budget itself.
+    payload = {"sender": {"login": login, "type": "Bot"}}
+    why = f"{login} is a bot; labels from bots never start runs"
+    assert sender(payload, Facts(permission="admin")) == refused(
+        why, why.replace("[bot]", "\\[bot\\]")
+    )
+
+
+def test_ci_budgets_own_label_is_matched_case_blind_and_planned_nothing():
+    ours = parse_config({"github": {"comment-login": "Ci-Budget[bot]"}}, "t")
+    payload = {"sender": {"login": "ci-BUDGET[bot]", "type": "Bot"}}
+    assert sender(payload, Facts(permission="admin"), ours) == Plan(
+        reason="pull_request labeled 'run-ci': applied by ci-budget itself (/tag-run-ci-label), "
+        "which planned the run",
+        pr_number=7,
+    )
+    other = {"sender": {"login": "other[bot]", "type": "Bot"}}
+    assert sender(other, Facts(permission="admin"), ours).unlabel == ["run-ci"]
+
+
+def test_a_person_is_asked_about_then_allowed_or_refused_by_permission():
+    payload = {"sender": {"login": "a", "type": "User"}}
+    assert sender(payload) == Need("permission", login="a")
+    assert sender(payload, Facts(permission="write")) is None
+    why = "a has 'read' permission; a gating label counts from admin or write"
+    assert sender(payload, Facts(permission="read")) == refused(why)
+
+
+def test_a_granted_label_waits_for_the_cooldown():
+    grants = parse_permissions(
+        {"a": {"can_tag_run_ci_label": True, "cooldown_interval_minutes": 60}}
+    )
+    payload = {"sender": {"login": "a", "type": "User"}}
+    base = dict(permission="read", permissions=grants)
+    assert sender(payload, Facts(**base)) == Need("recent", login="a", minutes=60.0)
+    assert sender(payload, Facts(**base, recent="")) is None
+    why = (
+        "a's last labelled run started at 2026-08-01T10:00:00Z; without write access a label "
+        "starts at most one run per 60 minutes (cooldown_interval_minutes, or "
+        "github.label-cooldown-minutes)"
+    )
+    assert sender(payload, Facts(**base, recent="2026-08-01T10:00:00Z")) == refused(why)
+
+
+def test_dispatch_specs_may_name_unregistered_files_of_the_rerun_dirs():
+    config = parse_config(
+        {"github": {"rerun-dirs": {"test/manual": {"runner": "1-gpu-large"}}}}, "t"
+    )
+    path = "test/manual/test_x.py"
+    facts = Facts(specs=[path], rerun_files=[path], sha="a" * 40)
+    plan = decide(None, None, facts, [], config)
+    assert plan.should_run and plan.head_sha == "a" * 40
+    assert [(r.runner_config, r.specs) for r in plan.matrix] == [("1-gpu-large", [path])]
