@@ -441,3 +441,47 @@ def test_the_report_carries_the_guard_tables_and_their_problems_as_given():
                           arch_rows=iter(rows), arch_problems=[problem])  # fmt: skip
     assert report.arch_rows == list(rows)
     assert problem in report.problems
+
+
+def test_attach_numbers_plans_each_line_and_names_the_files_below_their_p90():
+    """Planned seconds and p90 per line; one note listing at most five files whose est_time is
+    under their measured p90, then how many more."""
+    from types import SimpleNamespace
+
+    from ci_budget.budget.status import attach_numbers
+    from ci_budget.models import BudgetLine, Report
+
+    p90 = {f"t{i}.py": 20.0 for i in range(7)} | {"ok.py": 5.0, "none.py": None}
+
+    class Numbers:
+        history = SimpleNamespace(
+            stats=lambda file, suite: SimpleNamespace(p90=p90[file], n=3 if p90[file] else 0)
+        )
+
+        @staticmethod
+        def seconds(file, suite, est):
+            return (est * 2, "model") if file != "ok.py" else (est, "est_time")
+
+    names = [f"t{i}.py" for i in range(7)] + ["ok.py", "none.py"]
+    report = Report(lines=[BudgetLine(file=f, suite="s", est_time=10.0) for f in names])
+    attach_numbers(report, Numbers())
+    first = report.lines[0]
+    assert (first.planned, first.planned_from, first.p90, first.n) == (20.0, "model", 20.0, 3)
+    ok = report.lines[7]
+    assert (ok.planned, ok.planned_from, ok.p90, ok.n) == (10.0, "est_time", 5.0, 3)
+    assert (report.lines[8].p90, report.lines[8].n) == (None, 0)
+    assert report.notes == [
+        "est_time below the measured p90 (history): "
+        + ", ".join(f"t{i}.py (10s < p90 20s)" for i in range(5))
+        + " and 2 more"
+    ]
+    # Without a history: planned seconds only, no p90 and no note.
+    Numbers.history = None
+    bare = Report(lines=[BudgetLine(file="t0.py", suite="s", est_time=10.0)])
+    attach_numbers(bare, Numbers())
+    assert (bare.lines[0].planned, bare.lines[0].p90, bare.notes) == (20.0, None, [])
+    # est_time 0 is "no budget", never "below the p90".
+    Numbers.history = SimpleNamespace(stats=lambda f, s: SimpleNamespace(p90=20.0, n=3))
+    zero = Report(lines=[BudgetLine(file="t0.py", suite="s", est_time=0.0)])
+    attach_numbers(zero, Numbers())
+    assert zero.notes == []
