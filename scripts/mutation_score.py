@@ -6,6 +6,10 @@ per module (killed, survived, excluded, score), then each counted survivor with 
 a module scores below the floor, or when a survivor that is not message text sits in a function
 that decides whether a GPU run starts or a spec is accepted.
 
+`--patterns` prints the mutmut names of the gating functions' mutants (`scripts/mutation.sh
+gate` runs only those); `--gates` scores such a run: every gating mutant must have been checked
+and none may survive, and the other mutants (not run) are not scored.
+
 Excluded from the score: survivors whose only change is the wording of a human-readable
 message (a string literal holding a sentence). Status words, action names, labels and
 partitions hold no sentence, so a survivor that changes one of them always counts.
@@ -30,8 +34,7 @@ from mutmut.utils.file_utils import walk_mutatable_files
 # there that is not message text fails the run whatever the score.
 GATES = {
     "ci_budget.trigger.decide": {
-        "decide", "_issue_comment", "_target", "_pull_request", "_gating_labels", "_stages",
-        "_run_inputs", "_get", "split_list",
+        "decide", "_pull_request", "_label_sender", "_gating_labels", "_run_inputs", "split_list",
     },
     "ci_budget.trigger.rerun": {
         "is_bot", "authorise", "_time", "pinned_commit", "spec_rows", "accepted_plan",
@@ -47,7 +50,7 @@ GATES = {
         "resolve",
     },
     "ci_budget.registry.lookup": {
-        "is_glob", "_match", "glob_hits", "prefixes", "Registry.__init__", "Registry.known",
+        "is_glob", "_reach", "glob_hits", "prefixes", "Registry.__init__", "Registry.known",
         "Registry._under_roots", "Registry.find", "Registry.expand", "Registry._extra_runner",
         "Registry.runner_configs", "Registry._routed",
     },
@@ -114,22 +117,45 @@ def message_only(diff: str) -> bool:
     return True
 
 
+def gate_patterns() -> list[str]:
+    """mutmut name patterns (fnmatch) of every gating function's mutants."""
+    out = []
+    for module, functions in sorted(GATES.items()):
+        for name in sorted(functions):
+            cls, _, method = name.rpartition(".")
+            mangled = f"x\u01c1{cls}\u01c1{method}" if cls else f"x_{name}"
+            out.append(f"{module}.{mangled}__mutmut_*")
+    return out
+
+
+def is_gate(key: str) -> bool:
+    module, function = function_of(key)
+    return function in GATES.get(module, ())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--floor", type=float, default=90.0, help="lowest score per module, %%")
     parser.add_argument("--all", action="store_true", help="also show excluded survivors")
     parser.add_argument("--partial", action="store_true", help="score a run still in progress")
+    parser.add_argument("--gates", action="store_true", help="score only the gating mutants")
+    parser.add_argument("--patterns", action="store_true", help="print the gating mutants' names")
     args = parser.parse_args(argv)
+    if args.patterns:
+        print("\n".join(gate_patterns()))
+        return 0
     config()
     rows, failures, listed = [], [], []
     for path in sorted(walk_mutatable_files()):
         data = SourceFileMutationData(path=path)
         data.load()
-        if not data.exit_code_by_key:
+        if not any(args.gates is False or is_gate(k) for k in data.exit_code_by_key):
             continue
         module = ".".join(Path(path).with_suffix("").parts[1:])
         killed = survived = excluded = unchecked = 0
         for key, code in sorted(data.exit_code_by_key.items()):
+            if args.gates and not is_gate(key):
+                continue
             status = status_by_exit_code[code]
             if status in KILLED:
                 killed += 1
@@ -154,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((module, killed, survived, excluded, score))
         if unchecked and not args.partial:
             failures.append(f"{module}: {unchecked} mutants not checked (an interrupted run?)")
-        if score < args.floor:
+        if score < args.floor and not args.gates:
             failures.append(f"{module}: score {score:.1f} % is below the floor {args.floor:g} %")
     if not rows:
         print("mutation: no mutmut results found (run `mutmut run` first)", file=sys.stderr)

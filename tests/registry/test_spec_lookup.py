@@ -66,6 +66,11 @@ def registry():
         ("d/test_[ab].py", "d/test_c.py", False),
         ("d/test_?.py", "d/test_ab.py", False),
         ("e/*", "d/e/test_a.py", False),  # anchored at the start
+        ("d", "d/e/test_a.py", True),  # the first folder alone
+        ("d/e/test_a.py", "d/e/test_a.py", True),  # the whole path
+        ("d/e/test_a.py/x", "d/e/test_a.py", False),  # never past its end
+        ("**", "d/e/test_a.py", True),
+        ("**/**", "test_a.py", True),
     ],
 )
 def test_glob_hits_reads_patterns_as_glob_does(pattern, path, hit):
@@ -209,3 +214,53 @@ def test_legacy_suites_rerun_on_the_handlers_runner_configs_before_any_cpu_route
     r = Registry(regs, config)
     assert r.runner_configs(R + "n/test_n.py") == ("8-gpu-h200", "8-gpu-b200")  # not cpu
     assert "without a runner_config" in r.runner_configs(R + "n/test_other.py")
+
+
+def test_a_glob_matches_folders_below_its_root_never_the_roots_own_names():
+    """The test root's own folders (`test/registered`) and a rerun folder's path above its
+    files are not part of what a bare glob matches: sglang globs inside those folders."""
+    r = registry()
+    assert r.expand("registered") == []
+    assert r.expand("d") == []  # the last letter of `registered`
+    assert r.expand("deep") == [R + "attention/deep/test_deep.py"]
+    assert r.expand("server") == FILES[:2]
+    assert r.expand("mm") == []
+    # A rerun folder's file is matched as written from the repository root, never as a path
+    # cut at the length of `test/`.
+    assert r.expand("n/pkg/mm/test/server/test_*.py") == []
+    assert r.expand("python/pkg/mm/test/server/test_*.py") == FILES[:2]
+
+
+def test_a_glob_written_from_the_repository_root_reaches_the_rerun_folders_too():
+    """`test/…` is read from `test/` (sglang's handler runs there): the pattern after it is
+    matched under the test root and the rerun folders alike."""
+    r = registry()
+    assert r.expand("test/**/test_server_b200.py") == [f"{MM}/server/test_server_b200.py"]
+    assert r.expand("test/**/test_deep.py") == [R + "attention/deep/test_deep.py"]
+
+
+def test_with_the_repository_as_test_root_a_bare_glob_sees_whole_paths():
+    config = parse_config({"test-root": ""}, "t")
+    r = Registry([reg("test/x/test_a.py"), reg("src/test_b.py")], config)
+    assert r.expand("test_*.py") == ["src/test_b.py", "test/x/test_a.py"]
+    assert r.expand("x") == ["test/x/test_a.py"]
+    assert r.expand("est*") == []  # never a path with its first letter cut
+
+
+def test_a_suite_without_a_runner_config_is_routed_by_the_suite_runners_table():
+    config = parse_config(
+        {"github": {"backends": ["cuda", "cpu"]},
+         "suite-runners": {"nightly-x": "2-gpu-large", "*": "8-gpu-h200"}}, "t",
+    )  # fmt: skip
+    regs = [
+        reg(R + "n/test_n.py", legacy=True, suite="nightly-x"),
+        reg(R + "c/test_c.py", legacy=True, backend="cpu", suite=""),
+        reg(R + "z/test_z.py", legacy=True, backend="cuda", suite=""),
+    ]
+    r = Registry(regs, config)
+    assert r.runner_configs(R + "n/test_n.py") == ("2-gpu-large",)  # the suite's runner
+    # No suite: routed by the backend's name alone, never by a suite pattern such as `*`.
+    assert r.runner_configs(R + "c/test_c.py") == ("cpu",)
+    assert r.runner_configs(R + "z/test_z.py") == (
+        "registered in suite '' without a runner_config; cannot tell which runner to use"
+    )

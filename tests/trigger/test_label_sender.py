@@ -98,3 +98,44 @@ def test_dispatch_specs_may_name_unregistered_files_of_the_rerun_dirs():
     plan = decide(None, None, facts, [], config)
     assert plan.should_run and plan.head_sha == "a" * 40
     assert [(r.runner_config, r.specs) for r in plan.matrix] == [("1-gpu-large", [path])]
+
+
+def test_a_label_from_a_reader_is_removed_from_the_pr_it_was_put_on():
+    """Through `decide`: the refusal names the label that was applied and the PR that carries
+    it, so the edge removes the right label from the right PR."""
+    from tests.trigger.test_trigger_rules import REGS, pull_event
+
+    data = pull_event("labeled", number=41)
+    data["sender"] = {"login": "a", "type": "User"}
+    plan = decide("pull_request", data, Facts(permission="read"), REGS, Config())
+    why = "a has 'read' permission; a gating label counts from admin or write"
+    assert plan == Plan(
+        reason=f"pull_request labeled 'run-ci': refused: {why}",
+        trigger="run-ci",
+        pr_number=41,
+        notice=f"**ci-budget**: removed `run-ci`: {why}{TAIL}",
+        unlabel=["run-ci"],
+    )
+
+
+@pytest.mark.parametrize("action", ["labeled", "synchronize"])
+def test_a_label_over_the_job_cap_is_refused_with_the_numbers(action):
+    """The cap's refusal reaches the plan outputs whole: its reason (with the counts and the
+    setting), its trigger, and the PR and head it was decided for."""
+    from tests.trigger.test_trigger_rules import REGS, pull_event
+
+    data = pull_event(action, number=41)
+    data["sender"] = {"login": "a", "type": "User"}
+    config = parse_config({"github": {"label-max-jobs": 1}}, "t")
+    plan = decide("pull_request", data, Facts(permission="write"), REGS, config)
+    trigger = "run-ci" if action == "labeled" else "pull-request"
+    head = data["pull_request"]["head"]["sha"]
+    assert plan == Plan(
+        reason=f"pull_request {action}: label 'run-ci' refused: 3 jobs planned (1 on "
+        "1-gpu-large, 1 on 2-gpu-large, 1 on 4-gpu-h100); a label starts at most 1 "
+        "(github.label-max-jobs)",
+        trigger=trigger,
+        pr_number=41,
+        head_sha=head,
+    )
+    assert not plan.should_run and plan.matrix == []

@@ -24,11 +24,11 @@ def is_glob(path: str) -> bool:
     return bool(GLOB_CHARS & set(path))
 
 
-def _match(parts: list[str], pats: list[str]) -> bool:
-    """Path components against glob components, `**` standing for any number of them. One
-    pass per glob component over the path's (comment text chooses the glob: `**/**/…` must
-    not take exponential time)."""
-    reach = [True] + [False] * len(parts)  # reach[i]: the glob so far matches parts[:i]
+def _reach(parts: list[str], pats: list[str]) -> list[bool]:
+    """reach[i]: the glob matches the path's first i components, `**` standing for any number
+    of them. One pass per glob component over the path's (comment text chooses the glob:
+    `**/**/…` must not take exponential time)."""
+    reach = [True] + [False] * len(parts)
     for pat in pats:
         if pat == "**":
             first = reach.index(True) if True in reach else len(reach)
@@ -37,14 +37,14 @@ def _match(parts: list[str], pats: list[str]) -> bool:
             reach = [False] + [
                 reach[i] and fnmatch.fnmatchcase(parts[i], pat) for i in range(len(parts))
             ]
-    return reach[-1]
+    return reach
 
 
 def glob_hits(pattern: str, path: str) -> bool:
     """`path` matches `pattern` as `glob.glob(pattern, recursive=True)` would find it, or lies
-    below a folder that does (glob finds the folder; sglang then takes its test files)."""
-    pats, parts = pattern.split("/"), path.split("/")
-    return any(_match(parts[:n], pats) for n in range(1, len(parts) + 1))
+    below a folder that does (glob finds the folder; sglang then takes its test files). The
+    empty start matches only a glob of `**` alone, which matches every path as well."""
+    return any(_reach(path.split("/"), pattern.split("/")))
 
 
 def prefixes(directory: str) -> list[str]:
