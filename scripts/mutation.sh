@@ -28,7 +28,8 @@ rm -rf mutants
 run=("$python" -m mutmut run --max-children "$(nproc)")
 score=("$python" scripts/mutation_score.py --floor "$floor")
 if [ "$mode" = gate ]; then
-    mapfile -t patterns < <("$python" scripts/mutation_score.py --patterns)
+    listed="$("$python" scripts/mutation_score.py --patterns)"
+    mapfile -t patterns <<<"$listed"
     run+=("${patterns[@]}")
     score+=(--gates)
 fi

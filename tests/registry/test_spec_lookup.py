@@ -71,6 +71,7 @@ def registry():
         ("d/e/test_a.py/x", "d/e/test_a.py", False),  # never past its end
         ("**", "d/e/test_a.py", True),
         ("**/**", "test_a.py", True),
+        ("e/**", "d/e/test_a.py", False),  # `**` after a folder that matched nothing
     ],
 )
 def test_glob_hits_reads_patterns_as_glob_does(pattern, path, hit):
