@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.sglang_tree import add_fixture, add_scripts, make_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,3 +111,19 @@ def test_missing_script_is_a_usage_error_naming_it(tmp_path):
     done = conformance(root)
     assert done.returncode == 2 and "test/run_suite.py: missing" in done.stderr
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_shard_ci_budget_run_refuses_is_one_line_naming_the_command(tmp_path):
+    """The ci-budget side is `ci-budget run` itself: where it refuses a matrix row's command
+    line, the harness says so (exit 2), never a silent empty shard."""
+    from ci_budget.app.errors import AppError
+    from tests.conformance.harness.ours import run_files
+
+    root = add_scripts(make_tree(tmp_path, TESTS))
+    argv = ["--suite", "base-b-test-2-gpu-large", "--partition", "0/1"]  # AMD only: no CUDA
+    assert run_files(root, [*argv, "--backend", "cuda"]) == []
+    with pytest.raises(AppError) as caught:
+        run_files(root, [*argv, "--backend", "cuda"], strict=True)
+    why = str(caught.value)
+    assert why.startswith(f"ci-budget run {' '.join(argv)} --backend cuda: exit 2: ")
+    assert "has no cuda registrations" in why

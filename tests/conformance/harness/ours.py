@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+from ci_budget.app.errors import AppError
 from ci_budget.app.numbers import plan_numbers
 from ci_budget.app.sink import Sink
 from ci_budget.config import Config
@@ -21,14 +22,21 @@ from tests.conformance.harness.compare import Reg, SuiteView, View
 LABEL = "run-ci"
 
 
-def run_files(root: Path, argv: list[str]) -> list[dict]:
-    """`ci-budget run ARGV --dry-run --format json`: [{"file", "timeout"}]."""
+def run_files(root: Path, argv: list[str], strict: bool = False) -> list[dict]:
+    """`ci-budget run ARGV --dry-run --format json`: [{"file", "timeout"}]; none where it
+    refuses, or with `strict` its one-line error as an AppError."""
     from ci_budget.cli import main
 
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
-        main(["run", "--root", str(root), *argv, "--dry-run", "--format", "json"])
-    files = json.loads(buffer.getvalue() or '{"files": []}')["files"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["run", "--root", str(root), *argv, "--dry-run", "--format", "json"])
+        except SystemExit as exc:  # argparse's usage error
+            code = exc.code if isinstance(exc.code, int) else 2
+    if code and strict:
+        why = (err.getvalue().strip().splitlines() or ["no message"])[-1]
+        raise AppError(f"ci-budget run {' '.join(argv)}: exit {code}: {why}")
+    files = json.loads(out.getvalue() or '{"files": []}')["files"]
     return [{"file": f["path"], "timeout": f["timeout"]} for f in files]
 
 
@@ -76,7 +84,7 @@ def our_view(root: Path, config: Config, model_path: Path | None, sink: Sink) ->
             backend = ["--backend", p.backend] if p.backend else []
             shards = [
                 [f["file"] for f in run_files(root, ["--suite", p.suite, "--partition",
-                                                     f"{i}/{p.size}", *backend, *extra])]
+                                                     f"{i}/{p.size}", *backend, *extra], True)]
                 for i in range(p.size)
             ]  # fmt: skip
             view.suites[p.suite] = SuiteView(p.size, p.max_parallel, p.runs_on, shards)
