@@ -1,5 +1,5 @@
 """The run-ci run of real size in fixtures/sglang_run/run_ci.json (see its `about` and
-scripts/sglang_run_fixture.py): its registrations, and one results file per suite.
+tests/conformance/harness/run_fixture.py): its registrations, and one results file per suite.
 
 Per-class times are not in the fixture: each file's time is split here by a fixed rule (6 s of
 start-up and imports unattributed, the rest over its test classes in turn: 40 % class setup, a

@@ -112,7 +112,7 @@ def make_tree(root: Path, tests: dict[str, str] | None = None, cpu_unthrottled=T
     return root
 
 
-# Working stand-ins for the three scripts `ci-budget conformance` runs, written for these tests:
+# Working stand-ins for the three scripts the conformance harness runs, written for these tests:
 # the same entry points and rules, none of sglang's text.
 REGISTER_SCRIPT = """\
 import ast
@@ -205,7 +205,9 @@ _REUSABLE_STAGE_USES = {"./.github/workflows/_stage.yml", "./.github/workflows/_
 
 
 def discover_files(repo_root):
-    return glob.glob(os.path.join(repo_root, "test", "registered", "**", "*.py"), recursive=True)
+    files = glob.glob(os.path.join(repo_root, "test", "registered", "**", "*.py"), recursive=True)
+    jit = os.path.join(repo_root, "python", "sglang", "jit_kernel")
+    return files + glob.glob(os.path.join(jit, "tests", "**", "test_*.py"), recursive=True)
 
 
 def load_run_timeouts(path):
@@ -247,6 +249,53 @@ def filter_tests(tests, hw, suite, nightly=False):
     mine = [t for t in tests if t.backend == hw and t.effective_suite == suite
             and t.nightly == nightly]
     return [t for t in mine if t.disabled is None], [t for t in mine if t.disabled is not None]
+
+
+def main():
+    import argparse, glob, json, os, sys
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--hw", required=True)
+    p.add_argument("--suite", required=True)
+    p.add_argument("--nightly", action="store_true")
+    p.add_argument("--auto-partition-id", type=int)
+    p.add_argument("--auto-partition-size", type=int)
+    p.add_argument("--timeout-per-file", type=int, default=1200)
+    p.add_argument("--partition-model-file")
+    p.add_argument("--continue-on-error", action="store_true")
+    args = p.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = glob.glob(os.path.join(root, "test", "registered", "**", "*.py"), recursive=True)
+    jit = os.path.join(root, "python", "sglang", "jit_kernel")
+    files += glob.glob(os.path.join(jit, "tests", "**", "test_*.py"), recursive=True)
+    tests, _ = filter_tests(collect_tests(files), HW_MAPPING[args.hw], args.suite, args.nightly)
+    if args.auto_partition_size:
+        live = None
+        if args.partition_model_file and os.path.exists(args.partition_model_file):
+            est = json.load(open(args.partition_model_file)).get("est", {}).get(args.suite, {})
+            live = {os.path.join(root, f): s for f, s in est.items()} or None
+        tests = auto_partition(tests, args.auto_partition_id, args.auto_partition_size, live)
+    sys.exit(run_unittest_files(tests, timeout_per_file=args.timeout_per_file,
+                                continue_on_error=args.continue_on_error))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+CI_UTILS_SCRIPT = """\
+import subprocess
+import sys
+
+
+def run_unittest_files(files, timeout_per_file=None, continue_on_error=False):
+    failed = 0
+    for t in files:
+        if subprocess.run([sys.executable, t.filename], timeout=timeout_per_file).returncode:
+            failed += 1
+            if not continue_on_error:
+                return 1
+    return 1 if failed else 0
 """
 
 STAGE_RUN = (
@@ -256,10 +305,20 @@ STAGE_CPU_RUN = "jobs:\n  run:\n    runs-on: ubuntu-latest\n    steps: [{ run: p
 
 
 def add_scripts(root: Path) -> Path:
-    """Make the tree's CI scripts runnable, for `ci-budget conformance`."""
+    """Make the tree's CI scripts runnable, for the conformance harness."""
     write(root, "python/sglang/test/ci/ci_register.py", REGISTER_SCRIPT)
     write(root, "scripts/ci/utils/compute_partitions.py", PARTITIONS_SCRIPT)
     write(root, "test/run_suite.py", RUN_SUITE_SCRIPT)
+    write(root, "python/sglang/test/ci/ci_utils.py", CI_UTILS_SCRIPT)
     write(root, ".github/workflows/_stage.yml", STAGE_RUN)
     write(root, ".github/workflows/_stage-cpu.yml", STAGE_CPU_RUN)
+    return root
+
+
+def add_fixture(root: Path, name: str) -> Path:
+    """Copy tests/fixtures/NAME's files into the tree (registered test files of a real shape)."""
+    import shutil
+
+    source = Path(__file__).resolve().parent / "fixtures" / name
+    shutil.copytree(source, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.md"))
     return root

@@ -14,7 +14,7 @@ CORE = (
     "registry", "sharding", "trigger", "arch", "budget", "results", "render", "history", "ciprofile",
 )  # fmt: skip
 CORE_MODULES = ("models", "config", "config_sections", "units")
-EDGES = ("workspace", "runner", "github", "cli", "app", "conformance")
+EDGES = ("workspace", "runner", "github", "cli", "app")
 # Calls that change a container or an object in place.
 MUTATORS = {
     "append", "extend", "insert", "update", "add", "setdefault", "pop", "popitem", "remove",

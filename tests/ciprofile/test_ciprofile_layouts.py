@@ -1,17 +1,19 @@
 """sglang's CI files as each version's own scripts read them: every `_*_OVERRIDES` table, inline
 suite jobs, runner labels given per job, the oldest layout's jobs, and what is not modelled
-(refused by `conformance` in one line). The CI files here are written for these tests, in the
+(refused by the conformance harness in one line). The CI files here are written for these tests, in the
 shapes of sglang's history (2026-05-13 .. 2026-08-22); none is sglang's text."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from ci_budget.ciprofile import sglang
 from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
 from tests.sglang_tree import add_scripts, make_tree, write
 
+REPO = Path(__file__).resolve().parents[2]
 STAGE = ".github/workflows/_stage.yml"
 BY_INPUT = "jobs:\n  run:\n    runs-on: ${{ inputs.runs_on }}\n"
 B200 = "${{ needs.check-changes.outputs.b200_runner }}"
@@ -183,8 +185,9 @@ def test_readers_return_none_only_without_the_core_facts():
 
 
 def _conformance(root):
-    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "conformance", str(root)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    """The conformance harness, run as docs/dev/sglang-conformance.md says."""
+    return subprocess.run([sys.executable, "-m", "tests.conformance.harness", str(root)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
 
 
 def test_conformance_refuses_an_unmodelled_layout_in_one_line(tmp_path):
@@ -193,7 +196,7 @@ def test_conformance_refuses_an_unmodelled_layout_in_one_line(tmp_path):
     done = _conformance(root)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines() == [
-        f"ci-budget conformance: {root}: this version of sglang's CI is not supported: "
+        f"conformance: {root}: this version of sglang's CI is not supported: "
         f"{sglang.PARTITIONS}: shards are sized by a fixed per-shard target (TARGET_SECONDS = "
         f"20 * 60), not by pr-test.yml's run_timeout_minutes; {sglang.PARTITIONS}: max_parallel "
         "is size // 4, not size // 3"
@@ -202,7 +205,7 @@ def test_conformance_refuses_an_unmodelled_layout_in_one_line(tmp_path):
     done = _conformance(root)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines() == [
-        f"ci-budget conformance: {root}: this version of sglang's CI is not supported: no "
+        f"conformance: {root}: this version of sglang's CI is not supported: no "
         f"{sglang.PARTITIONS} (run-ci's shards are written in .github/workflows/pr-test.yml)"
     ]
 
@@ -217,7 +220,7 @@ def test_conformance_reports_a_failing_script_in_one_line(tmp_path):
     done = _conformance(root)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines() == [
-        f"ci-budget conformance: sglang's CI scripts fail on this checkout (in {sglang.PARTITIONS}"
+        f"conformance: sglang's CI scripts fail on this checkout (in {sglang.PARTITIONS}"
         f":{_line(path, 'raise RuntimeError')}): RuntimeError: Suite x: needs 5 shards"
     ]
 

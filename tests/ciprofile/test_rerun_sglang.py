@@ -1,6 +1,6 @@
 """`/rerun-test` decided as sglang's own handler decides it, on real comments.
 
-tests/fixtures/sglang_rerun/fixture.json was recorded by scripts/sglang_rerun.py on the
+tests/fixtures/sglang_rerun/fixture.json was recorded by tests/conformance/harness/rerun.py on the
 sglang checkout it names: each comment with what sglang's `slash_command_handler.py`
 dispatched (called directly, GitHub faked), and the part of that checkout ci-budget decides
 with (its registrations, multimodal test files and zero-config settings). Each comment must be
@@ -9,7 +9,6 @@ decided the same, or differ exactly as recorded and as docs/commands.md's table 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -18,13 +17,11 @@ import pytest
 
 from ci_budget.config import Config
 from ci_budget.models import Registration
+from tests.conformance.harness import rerun as harness
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = json.loads((REPO / "tests/fixtures/sglang_rerun/fixture.json").read_text())
 CASES = FIXTURE["cases"]
-_spec = importlib.util.spec_from_file_location("sglang_rerun", REPO / "scripts/sglang_rerun.py")
-harness = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(harness)
 
 REGS = [Registration.model_validate(r) for r in FIXTURE["registrations"]]
 CONFIG = Config.model_validate(FIXTURE["config"], by_alias=True)

@@ -1,10 +1,16 @@
-"""`ci-budget conformance` on a synthetic sglang-shaped tree whose scripts are stand-ins written
-for these tests: identical when the rules agree, a DIFF line and exit 1 when they do not."""
+"""The conformance harness (`python -m tests.conformance.harness`) on a synthetic sglang-shaped
+tree whose scripts are stand-ins written for these tests: identical when the rules agree, a DIFF
+line and exit 1 when they do not."""
 
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.sglang_tree import add_scripts, make_tree
+import pytest
+
+from tests.sglang_tree import add_fixture, add_scripts, make_tree
+
+REPO = Path(__file__).resolve().parents[2]
 
 TESTS = {
     "test/registered/a.py": 'register_cuda_ci(est_time=400, stage="base-b", runner_config="1-gpu-large")',
@@ -24,8 +30,8 @@ TESTS = {
 
 def conformance(root):
     return subprocess.run(
-        [sys.executable, "-m", "ci_budget.cli", "conformance", str(root)],
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "tests.conformance.harness", str(root)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
     )  # fmt: skip
 
 
@@ -42,8 +48,8 @@ def test_identical_on_a_tree_whose_scripts_agree(tmp_path):
     )
 
 
-def test_reference_side_in_process_leaves_no_stand_ins_behind(tmp_path):
-    from ci_budget.conformance.reference import reference_view
+def test_reference_side_lists_each_shard_through_run_suite(tmp_path):
+    from tests.conformance.harness.reference import reference_view
 
     root = add_scripts(make_tree(tmp_path, TESTS))
     view = reference_view(root)
@@ -53,6 +59,38 @@ def test_reference_side_in_process_leaves_no_stand_ins_behind(tmp_path):
         ["test/registered/cpu.py"],  # 700 s over 0.75 x 15 min: 2
     ]
     assert "sglang" not in sys.modules and "tabulate" not in sys.modules
+
+
+def test_a_file_registered_for_two_backends_splits_by_the_backend_that_runs(tmp_path):
+    """The May 2026 shape: run_suite.py --hw cuda weighs the file by its CUDA est_time (150 s);
+    weighed by its AMD one (300 s), all 3 shards of the 2-GPU suite would hold other files."""
+    from tests.conformance.harness.reference import reference_view
+
+    root = add_fixture(add_scripts(make_tree(tmp_path)), "sglang_two_backends")
+    shards = reference_view(root).suites["base-b-test-2-gpu-large"].shards
+    assert [[f.rsplit("/", 1)[1] for f in shard] for shard in shards] == [
+        ["test_a.py", "test_f.py", "test_hicache_storage_3fs_backend.py"],
+        ["test_b.py", "test_e.py"],
+        ["test_c.py", "test_d.py", "test_g.py"],
+    ]
+    done = conformance(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("base-b-test-2-gpu"))
+    assert "3 shards" in row and row.endswith("identical, files in order")
+
+
+def test_files_run_suite_globs_outside_test_registered_are_compared(tmp_path):
+    """The June 2026 shape: run_suite.py also runs python/sglang/jit_kernel/tests/**/test_*.py."""
+    jit = "python/sglang/jit_kernel/tests/test_norm.py"
+    tests = {**TESTS, jit: TESTS["test/registered/c.py"]}
+    root = add_scripts(make_tree(tmp_path, tests))
+    done = conformance(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[2].split() == ["registrations", "12", "12", "identical"]
+    from tests.conformance.harness.reference import reference_view
+
+    shards = reference_view(root).suites["base-b-test-1-gpu-large"].shards
+    assert jit in [f for shard in shards for f in shard]
 
 
 def test_a_rule_that_differs_is_a_diff_and_exit_1(tmp_path):
@@ -72,3 +110,20 @@ def test_missing_script_is_a_usage_error_naming_it(tmp_path):
     (root / "test/run_suite.py").unlink()
     done = conformance(root)
     assert done.returncode == 2 and "test/run_suite.py: missing" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_shard_ci_budget_run_refuses_is_one_line_naming_the_command(tmp_path):
+    """The ci-budget side is `ci-budget run` itself: where it refuses a matrix row's command
+    line, the harness says so (exit 2), never a silent empty shard."""
+    from ci_budget.app.errors import AppError
+    from tests.conformance.harness.ours import run_files
+
+    root = add_scripts(make_tree(tmp_path, TESTS))
+    argv = ["--suite", "base-b-test-2-gpu-large", "--partition", "0/1"]  # AMD only: no CUDA
+    assert run_files(root, [*argv, "--backend", "cuda"]) == []
+    with pytest.raises(AppError) as caught:
+        run_files(root, [*argv, "--backend", "cuda"], strict=True)
+    why = str(caught.value)
+    assert why.startswith(f"ci-budget run {' '.join(argv)} --backend cuda: exit 2: ")
+    assert "has no cuda registrations" in why

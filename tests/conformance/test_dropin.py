@@ -273,7 +273,7 @@ SGLANG = os.environ.get("CI_BUDGET_SGLANG_CHECKOUT")
 @pytest.mark.slow
 @pytest.mark.skipif(not SGLANG, reason="set CI_BUDGET_SGLANG_CHECKOUT to an sglang checkout")
 def test_exit_status_cases_match_a_real_run_suite(tmp_path):
-    from ci_budget.conformance import dropin_exit
+    from tests.conformance.harness import dropin_exit
 
     for i, case in enumerate(dropin_exit.CASES):
         result = dropin_exit.run_case(Path(SGLANG), tmp_path / str(i), case)

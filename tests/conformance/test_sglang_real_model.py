@@ -36,7 +36,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_plan_and_run_split_as_sglangs_scripts_do_with_the_model(tmp_path: Path, github_standin):
-    from ci_budget.conformance.reference import reference_view
+    from tests.conformance.harness.reference import reference_view
 
     github_standin.state.roles["Codertocat"] = "write"  # who applied the label: authorised
     ref = reference_view(Path(ROOT), Path(MODEL))

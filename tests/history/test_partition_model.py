@@ -68,7 +68,7 @@ def test_per_file_rule_model_then_p90_then_est_time():
     assert numbers.seconds("b.py", SUITE, 10) == (200.0, "p90")
     assert numbers.seconds("c.py", SUITE, 10) == (10.0, "est_time")
     assert numbers.wall(SUITE, 1000) == 1160.0  # 1.1 x 1000 + 60
-    assert PlanNumbers().weights([reg("a.py", 7)]) == {("a.py", SUITE): 7.0}
+    assert PlanNumbers().weights([reg("a.py", 7)]) == {}  # a.py weighs its own est_time
 
 
 def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():

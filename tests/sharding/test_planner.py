@@ -80,5 +80,5 @@ def test_weights_prefer_measured_p90():
         )
     regs = [reg("a.py", 600, "s"), reg("b.py", 300, "s"), reg("a.py", 50, "t")]
     weights = PlanNumbers(history=history).weights(regs)
-    assert list(weights.values()) == [120.0, 300.0, 50.0]  # p90 of the passing runs only
-    assert PlanNumbers().weights([reg("b.py", 30)]) == {("b.py", reg("b.py", 30).suite): 30.0}
+    assert weights == {("a.py", "s"): 120.0}  # p90 of the passing runs only; the rest: est_time
+    assert PlanNumbers().weights([reg("b.py", 30)]) == {}

@@ -13,6 +13,7 @@ from helpers import registry
 
 from ci_budget.config import Config, parse_config
 from ci_budget.registry.parse import scan_source
+from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import lpt
 from ci_budget.sharding.select import SelectionError, select_jobs
 
@@ -60,6 +61,46 @@ def test_duplicate_registration_in_one_suite_runs_twice_and_shards_like_lpt():
     expected = lpt([(r.file, r.est_time) for r in regs], 2)
     got = [paths(select_jobs(regs, [S], partition=(i, 2))) for i in range(2)]
     assert got == expected == [["a.py", "b.py", "z.py"], ["dup.py", "dup.py"]]
+
+
+def test_a_file_registered_for_two_backends_weighs_its_registration_for_the_backend_that_runs(
+    tmp_path,
+):
+    """sglang's shape of May 2026 (tests/fixtures/sglang_two_backends): one file registered
+    for CUDA (150 s) and AMD (300 s) in a 2-GPU suite. `run --partition --backend cuda` splits
+    by the CUDA registration, as run_suite.py --hw cuda does; by the AMD one's 300 s all three
+    shards would hold other files."""
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "sglang_two_backends"
+    shutil.copytree(fixture / "test", tmp_path / "test")
+    suite = "base-b-test-2-gpu-large"
+    cmd = [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(tmp_path), "--suite",
+           suite, "--backend", "cuda", "--dry-run", "--format", "json", "--partition"]  # fmt: skip
+    got = []
+    for i in range(3):
+        done = subprocess.run([*cmd, f"{i}/3"], capture_output=True, text=True, check=True)
+        got.append(
+            [(Path(f["path"]).name, f["est_time"]) for f in json.loads(done.stdout)["files"]]
+        )
+    assert [[name for name, _ in shard] for shard in got] == [
+        ["test_a.py", "test_f.py", "test_hicache_storage_3fs_backend.py"],
+        ["test_b.py", "test_e.py"],
+        ["test_c.py", "test_d.py", "test_g.py"],
+    ]
+    assert ("test_hicache_storage_3fs_backend.py", 150.0) in got[0]
+    # in-process, with the planner's own weights: the same split, and the AMD side its own
+    files = sorted((tmp_path / "test").rglob("*.py"))
+    regs = [r for f in files
+            for r in scan_source(f.read_text(), str(f.relative_to(tmp_path)), Config()).registrations]  # fmt: skip
+    weights = PlanNumbers().weights(regs)
+    cuda = [paths(select_jobs(regs, [suite], partition=(i, 3), weights=weights, backend="cuda"))
+            for i in range(3)]  # fmt: skip
+    assert [[Path(p).name for p in shard] for shard in cuda] == [[n for n, _ in s] for s in got]
+    amd = select_jobs(regs, [suite], weights=weights, backend="amd").jobs
+    assert [(Path(j.path).name, j.est_time) for j in amd] == [
+        ("test_hicache_storage_3fs_backend.py", 300.0)
+    ]
 
 
 def test_weights_from_a_model_reorder_and_resplit():

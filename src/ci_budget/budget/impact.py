@@ -76,7 +76,7 @@ def _plan_suite(
     if not regs:
         return [], 0.0
     seconds = numbers.weights(regs)
-    items = sorted((r.file, seconds[(r.file, r.suite)]) for r in regs)
+    items = sorted((r.file, seconds.get((r.file, r.suite), r.est_time)) for r in regs)
     shards = suite_shards(suite, regs, config, seconds, numbers.model).size
     shards_plan = lpt(items, shards)
     est = {r.file: r.est_time for r in regs}

@@ -13,7 +13,7 @@ import importlib
 import sys
 
 # module under ci_budget.cli, one per top-level command; order is the order shown in --help
-COMMANDS = ["scan", "plan", "run", "report", "diff", "guard", "history", "conformance"]
+COMMANDS = ["scan", "plan", "run", "report", "diff", "guard", "history"]
 
 EPILOG = """\
 examples:

@@ -128,10 +128,16 @@ class PlanNumbers:
         return float(est_time), "est_time"
 
     def weights(self, registrations: Iterable[Registration]) -> dict[tuple[str, str], float]:
-        """(file, suite) -> seconds for every registration (est_time where nothing else)."""
-        return {
-            (r.file, r.suite): self.seconds(r.file, r.suite, r.est_time)[0] for r in registrations
-        }
+        """(file, suite) -> measured seconds (model, p90 or seeded estimate) where known. A
+        registration with none weighs its own est_time: a file registered for two backends (or
+        twice) in one suite has one est_time per registration, and sglang's `auto_partition`
+        weighs each by its own, so no (file, suite) entry may stand for them all."""
+        out = {}
+        for r in registrations:
+            seconds, source = self.seconds(r.file, r.suite, r.est_time)
+            if source != "est_time":
+                out[(r.file, r.suite)] = seconds
+        return out
 
     def coeff_bias(self, suite: str) -> tuple[float, float]:
         return self.model.coeff_bias(suite) if self.model is not None else NO_FIT

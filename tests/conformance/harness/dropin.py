@@ -10,17 +10,15 @@ from the checkout's three scripts, with a passing, a failing and a hanging file.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from ci_budget.conformance.reference import PARTITIONS, _call, _load
-from ci_budget.conformance.run_suite_ref import run_reference
+from tests.conformance.harness.ours import one_scan, run_files
+from tests.conformance.harness.reference import PARTITIONS, _call, _load
+from tests.conformance.harness.run_suite_ref import listings
 
 STAGE_WORKFLOWS = (".github/workflows/pr-test.yml", ".github/workflows/pr-test-extra.yml")
 MODEL = "/tmp/partition-model.json"  # where the stage jobs fetch sglang-ci-stats' model
@@ -101,17 +99,6 @@ def _without_timeout(argv: list[str]) -> list[str]:
     return out
 
 
-def ours(root: Path, argv: list[str]) -> list[dict]:
-    """`ci-budget run ARGV --dry-run --format json`: [{"file", "timeout"}]."""
-    from ci_budget.cli import main
-
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
-        main(["run", "--root", str(root), *argv, "--dry-run", "--format", "json"])
-    files = json.loads(buffer.getvalue() or '{"files": []}')["files"]
-    return [{"file": f["path"], "timeout": f["timeout"]} for f in files]
-
-
 def _same(theirs: list[dict], mine: list[dict]) -> str | None:
     """None when the files, order and timeouts agree, else the first difference."""
     if [f["file"] for f in theirs] != [f["file"] for f in mine]:
@@ -122,45 +109,17 @@ def _same(theirs: list[dict], mine: list[dict]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _one_scan():
-    """Every `run --dry-run` below reads the same tree: scan it once (run_suite.py's side gets
-    the same, see run_suite_ref)."""
-    from ci_budget.workspace import scan as module
-
-    real, seen = module.scan_tree, {}
-
-    def once(root, config, **kwargs):
-        key = (str(root), config.model_dump_json())
-        if key not in seen:
-            seen[key] = real(root, config, **kwargs)
-        return seen[key]
-
-    module.scan_tree = once
-    try:
-        yield
-    finally:
-        module.scan_tree = real
-
-
 def compare_calls(root: Path, calls: list[Call]) -> tuple[list[tuple], list[str]]:
     """(table rows, differences) for every call."""
-    with _one_scan():
+    with one_scan():
         return _compare_calls(root, calls)
 
 
 def _compare_calls(root: Path, calls: list[Call]) -> tuple[list[tuple], list[str]]:
-    records, _ = run_reference(root, [c.argv for c in calls], listing=True)
-    listings = [r for r in records if "files" in r or "exit" in r]
     rows, diffs = [], []
-    it = iter(listings)
-    for call in calls:
-        record = next(it)
-        theirs = record["files"] if "files" in record else []
-        if "files" in record:
-            next(it)  # its {"exit"}
+    for call, theirs in zip(calls, listings(root, [c.argv for c in calls]), strict=True):
         for how, argv in (("drop-in", call.argv), ("zero config", _without_timeout(call.argv))):
-            why = _same(theirs, ours(root, argv))
+            why = _same(theirs, run_files(root, argv))
             if why:
                 diffs.append(f"{call.label}, {how}: {why}")
         limits = sorted({float(f["timeout"]) for f in theirs})

@@ -1,29 +1,27 @@
-"""Run sglang's own CI scripts from a checkout, by file path: `ci_register.py` (the registry and
-`auto_partition`), `compute_partitions.py` (discovery, timeouts, dispatch) and `run_suite.py`'s
-`filter_tests`. Only the standard library and PyYAML are needed: the package imports that
-`run_suite.py` makes (sglang, tabulate) are stood in for while it loads, then removed.
+"""Run sglang's own CI scripts from a checkout, by file path: `ci_register.py` (the registry),
+`compute_partitions.py` (discovery, timeouts, dispatch) in this process, and `test/run_suite.py`
+itself, per shard, in a child process that lists what it would run (`run_suite_ref`): its own
+glob, `filter_tests`, `auto_partition` and `--partition-model-file`. Only the standard library and
+PyYAML are needed.
 
-This executes the checkout's code in this process: use it on checkouts you trust.
+This executes the checkout's code: use it on checkouts you trust.
 """
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import importlib.util
 import inspect
-import io
 import json
 import os
 import re
-import sys
 import types
 import warnings
 from pathlib import Path
 
 import yaml
 
-from ci_budget.conformance.view import Reg, SuiteView, View
+from tests.conformance.harness.compare import Reg, SuiteView, View
+from tests.conformance.harness.run_suite_ref import listings
 
 PARTITIONS = "scripts/ci/utils/compute_partitions.py"
 RUN_SUITE = "test/run_suite.py"
@@ -48,32 +46,6 @@ def _load(path: Path, name: str) -> types.ModuleType:
     except Exception as exc:  # noqa: BLE001 - someone else's script: report, never crash
         raise ReferenceError(f"{path}: fails to load: {type(exc).__name__}: {exc}") from exc
     return module
-
-
-@contextlib.contextmanager
-def _stand_ins(ci_register: types.ModuleType):
-    """sglang.test.ci.ci_register -> the module already loaded (so enums compare equal);
-    ci_utils and tabulate -> empty stand-ins. Restored afterwards."""
-    names = ["sglang", "sglang.test", "sglang.test.ci", "sglang.test.ci.ci_register",
-             "sglang.test.ci.ci_utils", "tabulate"]  # fmt: skip
-    saved = {n: sys.modules.get(n) for n in names}
-    for n in names[:3]:
-        sys.modules[n] = types.ModuleType(n)
-    sys.modules["sglang.test.ci.ci_register"] = ci_register
-    utils = types.ModuleType("sglang.test.ci.ci_utils")
-    vars(utils)["run_unittest_files"] = lambda *a, **k: 0
-    sys.modules["sglang.test.ci.ci_utils"] = utils
-    table = types.ModuleType("tabulate")
-    vars(table)["tabulate"] = lambda rows, headers=(), **k: "\n".join(map(str, [headers, *rows]))
-    sys.modules["tabulate"] = table
-    try:
-        yield
-    finally:
-        for n, module in saved.items():
-            if module is None:
-                sys.modules.pop(n, None)
-            else:
-                sys.modules[n] = module
 
 
 def _reg(t, root: str) -> Reg:
@@ -152,17 +124,6 @@ def _read_model(cp, path: Path | None) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _live_est(rs, path: Path | None, model: dict | None, suite: str, root: Path) -> dict | None:
-    """run_suite.py's `filename -> est` for a suite (its own loader where it has one)."""
-    loader = getattr(rs, "load_live_est", None)
-    if loader is not None and path is not None:
-        return loader(str(path), suite, str(root))
-    table = ((model or {}).get("est") or {}).get(suite)
-    if not isinstance(table, dict) or not table:
-        return None
-    return {os.path.join(str(root), p): float(s) for p, s in table.items()}
-
-
 def reference_view(root: Path, model_path: Path | None = None) -> View:
     """What sglang's scripts at `root` decide for a PR run (the `run-ci` dispatch), with the
     partition model file at `model_path` passed as `--partition-model-file` would be. Anything
@@ -195,9 +156,10 @@ def _reference_view(root: Path, model_path: Path | None) -> View:
     view = View()
     cp = _load(root / PARTITIONS, "ci_budget_ref_compute_partitions")
     partition_model = _read_model(cp, model_path)
+    model = ["--partition-model-file", str(model_path.resolve())] if model_path else []
     reg_mod = cp._ci_register
-    with _stand_ins(reg_mod):
-        rs = _load(root / RUN_SUITE, "ci_budget_ref_run_suite")
+    if not (root / RUN_SUITE).is_file():
+        raise ReferenceError(f"{root / RUN_SUITE}: missing")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tests = reg_mod.collect_tests(cp.discover_files(str(root)), sanity_check=False)
@@ -210,14 +172,6 @@ def _reference_view(root: Path, model_path: Path | None) -> View:
     dispatch = _call(cp.compute_partitions, tests=tests, repo_root=str(root),
                      run_timeouts=timeouts, partition_model=partition_model,
                      full_parallel=False)  # fmt: skip
-    run_files = [
-        f
-        for f in glob.glob(str(root / "test" / "registered" / "**" / "*.py"), recursive=True)
-        if os.path.basename(f) not in ("conftest.py", "__init__.py")
-    ]  # what run_suite.py globs
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_tests = reg_mod.collect_tests(run_files, sanity_check=False)
     path = root / RUNNER_CONFIGS
     config = (
         (yaml.safe_load(path.read_text()) or {}).get("runner_configs", {}) if path.is_file() else {}
@@ -226,15 +180,14 @@ def _reference_view(root: Path, model_path: Path | None) -> View:
               for n, c in config.items() if isinstance(c, dict)}  # fmt: skip
     jobs = {str((j.get("with") or {}).get("self_name", k)): j for k, j in _jobs(root).items()
             if isinstance(j, dict)}  # fmt: skip
+    calls, where = [], []
     for suite, info in sorted(dispatch.items()):
         runs_on, hw = _suite_runner(root, jobs.get(suite, {}), labels)
-        with contextlib.redirect_stdout(io.StringIO()):
-            enabled, _ = rs.filter_tests(run_tests, rs.HW_MAPPING[hw], suite, False)
-        live = _live_est(rs, model_path, partition_model, suite, root)
-        shards = [
-            [os.path.relpath(t.filename, root).replace(os.sep, "/") for t in
-             reg_mod.auto_partition(enabled, i, info["size"], **({"live_est": live} if live else {}))]
-            for i in range(info["size"])
-        ]  # fmt: skip
-        view.suites[suite] = SuiteView(info["size"], info["max_parallel"], runs_on, shards)
+        view.suites[suite] = SuiteView(info["size"], info["max_parallel"], runs_on)
+        for i in range(info["size"]):  # as the stage job calls it, shard by shard
+            calls.append(["--hw", hw, "--suite", suite, "--auto-partition-id", str(i),
+                          "--auto-partition-size", str(info["size"])] + model)  # fmt: skip
+            where.append(suite)
+    for suite, files in zip(where, listings(root, calls), strict=True):
+        view.suites[suite].shards.append([f["file"] for f in files])
     return view

@@ -146,3 +146,18 @@ def run_reference(
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise ReferenceRunError(f"test/run_suite.py: {tail[0]}")
     return records, done.stdout + done.stderr
+
+
+def listings(root: Path, calls: list[list[str]]) -> list[list[dict]]:
+    """Per call, the files `test/run_suite.py ARGV` runs, in order, with their per-file
+    timeouts ([{"file", "timeout"}]; [] where it runs none), nothing executed."""
+    records, _ = run_reference(root, calls, listing=True)
+    out: list[list[dict]] = []
+    files: list[dict] = []
+    for record in records:
+        if "files" in record:
+            files = record["files"]
+        elif "exit" in record:
+            out.append(files)
+            files = []
+    return out

@@ -1,7 +1,7 @@
 """`/rerun-test` as sglang's own handler decides it, next to ci-budget's decision, on a checkout.
 
-    python scripts/sglang_rerun.py CHECKOUT                 # compare on the recorded comments
-    python scripts/sglang_rerun.py CHECKOUT --record        # and rewrite the fixture from it
+    python -m tests.conformance.harness.rerun CHECKOUT            # compare on the recorded comments
+    python -m tests.conformance.harness.rerun CHECKOUT --record   # and rewrite the fixture from it
 
 sglang's side: the checkout's `scripts/ci/utils/slash_command_handler.py` is loaded by file path
 and its `main()` called, in a child process whose working directory is the checkout, with the
@@ -34,7 +34,7 @@ import types
 from pathlib import Path
 
 HANDLER = "scripts/ci/utils/slash_command_handler.py"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURE = REPO / "tests" / "fixtures" / "sglang_rerun" / "fixture.json"
 COMMENTS = REPO / "tests" / "fixtures" / "sglang_rerun" / "comments.json"
 REFUSED = "\u26d4 `"  # how the handler's reply starts a line about one spec it refused

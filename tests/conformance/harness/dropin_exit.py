@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci_budget.conformance.run_suite_ref import run_reference
+from tests.conformance.harness.run_suite_ref import run_reference
 
 SCRIPTS = ("test/run_suite.py", "python/sglang/test/ci/ci_register.py",
            "python/sglang/test/ci/ci_utils.py")  # fmt: skip

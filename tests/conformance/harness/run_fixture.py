@@ -1,6 +1,6 @@
 """A run-ci run of real size for the comment-layout tests, from a real sglang checkout:
 
-    python scripts/sglang_run_fixture.py SGLANG_CHECKOUT RUNS_DIR OUT.json
+    python -m tests.conformance.harness.run_fixture SGLANG_CHECKOUT RUNS_DIR OUT.json
 
 - files, lines, suites, est_time and test class names: the checkout's registry (`ci-budget
   scan`) and its sources, every enabled per-commit registration of the `base-*` suites that
@@ -95,7 +95,7 @@ def build(root: Path, runs_dir: Path) -> dict:
             "A run-ci run of real size: registrations from sglang (Apache-2.0, "
             "github.com/sgl-project/sglang) at the commit below, times from the "
             "sgl-project/sglang-ci-stats runs below (sglang's public CI record; that "
-            "repository names no licence); made by scripts/sglang_run_fixture.py"
+            "repository names no licence); made by tests/conformance/harness/run_fixture.py"
         ),
         "columns": ["file", "line", "backend", "stage", "runner_config", "suite", "est_time"]
         + ["elapsed", "status", "elapsed_from", "classes"],
