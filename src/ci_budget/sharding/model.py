@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ci_budget.models import Registration
 
 NO_FIT = (1.0, 0.0)
+RECENT_WINDOW = 3  # a file's typical time is the p50 of its newest this many passing runs,
+ENOUGH_PASSING = 2  # once it has this many; else the model's est (backtest-tuned: performance.md)
 SOURCES = ("model", "p90", "estimate", "est_time")  # where a file's planned seconds came from
 
 
@@ -114,6 +116,8 @@ class PlanNumbers:
 
     model: PartitionModel | None = None
     history: History | None = None
+    window: int = RECENT_WINDOW
+    enough: int = ENOUGH_PASSING
 
     def seconds(self, path: str, suite: str, est_time: float) -> tuple[float, str]:
         if self.model is not None and (s := self.model.seconds(path, suite)) is not None:
@@ -141,24 +145,35 @@ class PlanNumbers:
         coeff, bias = self.coeff_bias(suite)
         return coeff * seconds + bias
 
-    def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
-        """A shard's predicted wall from its (file, est_time) list. With the model's fit for
-        the suite, sglang's own prediction (coeff x Σ planned seconds + bias). Else, where the
-        history has the suite's job walls, Σ of each file's typical time (the p50 of its newest
-        3 passing runs, else its planned seconds) + the suite's median job overhead: the rule
-        the backtest on sglang's runs picks (docs/performance.md; within 5 % of the real wall
-        at the median on the held-out runs). Else Σ planned."""
-        files = list(files)
-        if self.model is not None and suite in self.model.fit:
-            return self.wall(suite, math.fsum(self.seconds(f, suite, e)[0] for f, e in files))
-        overhead = self.history.overhead(suite) if self.history is not None else None
-        if overhead is None:
-            return math.fsum(self.seconds(f, suite, e)[0] for f, e in files)
-        return math.fsum(self._typical(f, suite, e) for f, e in files) + overhead
+    def typical(self, path: str, suite: str, est_time: float) -> tuple[float, str]:
+        """A file's best estimate of its next time, for predicted walls (never for counts):
+        the p50 of its newest `window` passing runs where it has at least `enough`, else
+        the model's est (a p90 over sglang's fit window), else the little history there is
+        (p50 of fewer runs, a seeded estimate), est_time last."""
+        recent, n = (None, 0)
+        if self.history is not None:
+            recent, n = self.history.recent(path, suite, self.window)
+        if recent is not None and n >= self.enough:
+            return float(recent), "recent"
+        if self.model is not None and (s := self.model.seconds(path, suite)) is not None:
+            return s, "model"
+        if recent is not None:
+            return float(recent), "recent"
+        seconds, source = self.seconds(path, suite, est_time)
+        return seconds, source
 
-    def _typical(self, path: str, suite: str, est_time: float) -> float:
-        p50 = self.history.recent_p50(path, suite) if self.history is not None else None
-        return float(p50) if p50 is not None else self.seconds(path, suite, est_time)[0]
+    def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
+        """A shard's predicted wall from its (file, est_time) list: Σ of each file's
+        `typical` seconds + the suite's overhead, learned from its job walls (the median of
+        wall - Σ elapsed) where the history has them, else the model's fit (coeff x Σ + bias),
+        else nothing. The model never overrides measured history, so giving it can only help
+        where the history is thin: the rule the walk-forward backtest on sglang's runs checks
+        (docs/performance.md)."""
+        total = math.fsum(self.typical(f, suite, e)[0] for f, e in files)
+        overhead = self.history.overhead(suite) if self.history is not None else None
+        if overhead is not None:
+            return total + overhead
+        return self.wall(suite, total)
 
     @property
     def empty(self) -> bool:
