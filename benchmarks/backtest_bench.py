@@ -57,8 +57,8 @@ from ci_budget.sharding.planners import lpt
 FIXED = ("est_time", "sglang_model", "before_model")
 TUNED = ("history", "history_model")
 TARGET = {"median": 0.04, "p90": 0.15}
-CANDIDATES = tuple((enough, window) for window in (3, 5) for enough in (1, 2, 3))
-DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW)  # what PlanNumbers does
+DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW)  # what PlanNumbers does; listed first: wins ties
+CANDIDATES = (DEFAULT, *((e, w) for w in (3, 5) for e in (1, 2, 3) if (e, w) != DEFAULT))
 WINDOW_DAYS, MIN_EST, MIN_FIT, MAX_SAMPLES = 7, 3, 3, 16  # derive.py's
 
 
@@ -133,9 +133,15 @@ def _complete(run: Run, suite: str) -> list | None:
 
 
 def backtest(
-    runs: Iterable[Run], est_at: Callable[[str | None], dict], candidates=CANDIDATES
+    runs: Iterable[Run],
+    est_at: Callable[[str | None], dict],
+    candidates=CANDIDATES,
+    split: str = "dispatched",
 ) -> tuple[list[Pair], dict]:
-    """Every evaluable (run, suite) pair, oldest run first; and counts of what was left out."""
+    """Every evaluable (run, suite) pair, oldest run first; and counts of what was left out.
+    `split`: "dispatched" predicts the wall of each shard as the run dispatched it (its jobs'
+    files: the split is known, only the time is predicted); "lpt" re-splits the files as each
+    predictor's numbers would (LPT), so a different split counts against it too."""
     history = History(max_samples=50)
     skipped = {"incomplete": 0, "no history": 0}
     pairs, earlier = [], []
@@ -154,21 +160,27 @@ def backtest(
             pair = Pair(run.run_id, str(run.started_at)[:16], suite, len(jobs),
                         max(j.wall for j in jobs))  # fmt: skip
             in_source = {f: float(est.get(suite, {}).get(f, 0.0)) for f in files}
-            _predict(pair, in_source, history, model, candidates)
+            shards = None
+            if split == "dispatched":
+                shards = [sorted({t.file for t in j.timings}) for j in jobs]
+            _predict(pair, in_source, history, model, candidates, shards)
             pairs.append(pair)
         add_run(history, run)  # after predicting: only earlier runs ever inform a prediction
         earlier.append(run)
     return pairs, skipped
 
 
-def _slowest(numbers: PlanNumbers, suite: str, in_source: dict, k: int, wall) -> float:
-    """The slowest of the k shards the numbers dispatch (LPT on `seconds`), each's wall."""
-    planned = [(f, numbers.seconds(f, suite, e)[0]) for f, e in in_source.items()]
-    return max(wall([(f, in_source[f]) for f in shard]) for shard in lpt(planned, k))
+def _slowest(numbers: PlanNumbers, suite: str, in_source: dict, k, wall) -> float:
+    """The slowest shard's wall: of the dispatched shards (`k` a list of file lists), or of
+    the k shards the numbers would dispatch (LPT on `seconds`)."""
+    if isinstance(k, int):
+        planned = [(f, numbers.seconds(f, suite, e)[0]) for f, e in in_source.items()]
+        k = lpt(planned, k)
+    return max(wall([(f, in_source[f]) for f in shard]) for shard in k)
 
 
-def _predict(pair: Pair, in_source: dict, history, model, candidates) -> None:
-    suite, k = pair.suite, pair.shards
+def _predict(pair: Pair, in_source: dict, history, model, candidates, shards=None) -> None:
+    suite, k = pair.suite, shards or pair.shards
     bare = PlanNumbers()
     sglang = PlanNumbers(model=model)
     before = PlanNumbers(model=model, history=history, enough=1)
@@ -250,7 +262,7 @@ def report(data: dict) -> str:
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
         f"data: {data['runs']} run files ({data['runs_with_jobs']} with jobs), "
         f"{' .. '.join(data['span']) or '-'}; {data['pairs']} (run, suite) pairs; "
-        f"left out: {data['left_out']}",
+        f"left out: {data['left_out']}; shards: {data.get('split', 'dispatched')}",
         f"earlier half (tunes): {len(data['earlier'])} runs; later half (held out): "
         f"{len(data['later'])} runs, from {data['later'][0] if data['later'] else '-'}",
         f"tuned on the earlier half (enough/window): {data['chosen'][0]}/{data['chosen'][1]}"
@@ -325,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "ci-budget-backtest"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--split", choices=("dispatched", "lpt"), default="dispatched",
+        help="predict the shards as the run dispatched them, or as each predictor would split",
+    )  # fmt: skip
     parser.add_argument("--dump-est", type=Path, help="write the est_time used as JSON")
     parser.add_argument("--pairs", action="store_true", help="also print every pair")
     args = parser.parse_args(argv)
@@ -336,8 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         est_at = est_from_git(args.sglang_git, args.cache)
     if args.dump_est is not None:
         args.dump_est.write_text(json.dumps(_dump_est(runs, est_at), indent=1, sort_keys=True))
-    pairs, skipped = backtest(runs, est_at)
-    data = results(pairs, skipped, runs)
+    pairs, skipped = backtest(runs, est_at, split=args.split)
+    data = results(pairs, skipped, runs) | {"split": args.split}
     sys.stdout.write(json.dumps(data, indent=1) + "\n" if args.format == "json" else report(data))
     if args.pairs:
         names = [*FIXED, *(tuned(n, tuple(data["chosen"])) for n in TUNED)]
