@@ -3,8 +3,9 @@ walls before and after, against the suite's timeout. Pure.
 
 Shards are counted as the gating label would dispatch them and planned as the runner would
 (`config.planner`), on the seconds sglang's CI plans with (`sharding.model.PlanNumbers`: the
-partition model's est, else the history's p90, else est_time); a shard's predicted wall is
-coeff x Σ seconds + bias. GPU cost counts est_time x the runner's GPUs.
+partition model's est, else the history's p90, else est_time); a shard's predicted wall is the
+best estimate the data allows (`PlanNumbers.shard_wall`). GPU cost counts est_time x the
+runner's GPUs.
 """
 
 from __future__ import annotations
