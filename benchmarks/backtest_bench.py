@@ -19,12 +19,14 @@ realized| / realized. Predictors:
   its newest `window` passing runs once it has `enough`, else est_time; + the suite's median job
   overhead (wall - Σ elapsed) of the earlier jobs;
 - `history_model`: the same rule given the model: a file with fewer than `enough` passing runs
-  takes the model's est; the fit only where the suite has no job walls yet.
+  takes the model's est; the model's fit alone where the suite has no job walls yet; with
+  `blend`, where it has both, the mean of the history's wall and sglang's own prediction.
 
-(`window`, `enough`) is chosen honestly: the runs with pairs are cut in two by date; the
-candidate whose worse of `history` and `history_model` is lowest on max(median / 4 %, p90 /
-15 %) over the earlier half wins (ties: the first listed), and only its later-half (held-out)
-and all-pairs figures are reported beside the others'.
+(`enough`, `window`, `blend`) is chosen honestly: the runs with pairs are cut in two by date;
+over the earlier half, (`enough`, `window`) by the worse of `history` and `history_model` on
+max(median / 4 %, p90 / 15 %), then `blend` (which only a model changes) by `history_model`
+alone; ties go to the product's default, listed first. Only the chosen rule's later-half
+(held-out) and all-pairs figures are reported beside the others'.
 
 Pairs are left out where the run lacks a successful job for some shard index (the scraper
 keeps successful jobs only, so the realized makespan would be short) and where nothing earlier
@@ -57,8 +59,11 @@ from ci_budget.sharding.planners import lpt
 FIXED = ("est_time", "sglang_model", "before_model")
 TUNED = ("history", "history_model")
 TARGET = {"median": 0.04, "p90": 0.15}
-DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW)  # what PlanNumbers does; listed first: wins ties
-CANDIDATES = (DEFAULT, *((e, w) for w in (3, 5) for e in (1, 2, 3) if (e, w) != DEFAULT))
+DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW, True)  # what PlanNumbers does; first: wins ties
+CANDIDATES = (
+    DEFAULT,
+    *((e, w, b) for b in (True, False) for w in (3, 5) for e in (1, 2, 3) if (e, w, b) != DEFAULT),
+)
 WINDOW_DAYS, MIN_EST, MIN_FIT, MAX_SAMPLES = 7, 3, 3, 16  # derive.py's
 
 
@@ -75,8 +80,8 @@ class Pair:
         return abs(self.predicted[name] - self.realized) / self.realized
 
 
-def tuned(name: str, candidate: tuple[int, int]) -> str:
-    return f"{name}@{candidate[0]}/{candidate[1]}"
+def tuned(name: str, candidate: tuple) -> str:
+    return f"{name}@{candidate[0]}/{candidate[1]}/{'blend' if candidate[2] else 'history'}"
 
 
 def ols(points: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -196,10 +201,11 @@ def _predict(pair: Pair, in_source: dict, history, model, candidates, shards=Non
             suite, math.fsum(sglang.seconds(f, suite, e)[0] for f, e in fs))),
         "before_model": _slowest(before, suite, in_source, k, before_wall),
     }  # fmt: skip
-    for enough, window in candidates:
+    for cand in candidates:
         for name, given in (("history", None), ("history_model", model)):
-            numbers = PlanNumbers(model=given, history=history, enough=enough, window=window)
-            pair.predicted[tuned(name, (enough, window))] = _slowest(
+            numbers = PlanNumbers(model=given, history=history, enough=cand[0], window=cand[1],
+                                  blend=cand[2])  # fmt: skip
+            pair.predicted[tuned(name, cand)] = _slowest(
                 numbers, suite, in_source, k, lambda fs, n=numbers: n.shard_wall(suite, fs)
             )
 
@@ -222,10 +228,15 @@ def criterion(s: tuple[float, float]) -> float:
     return max(s[0] / TARGET["median"], s[1] / TARGET["p90"])
 
 
-def choose(pairs: list[Pair], candidates=CANDIDATES) -> tuple[int, int]:
-    """The (enough, window) the earlier half picks: the lowest worse-of-the-two criterion."""
+def choose(pairs: list[Pair], candidates=CANDIDATES) -> tuple:
+    """The (enough, window, blend) the earlier half picks: first (enough, window) by the worse
+    of `history` and `history_model` (at the default blend), then the blend, which only a
+    model changes, by `history_model` alone; each by the lowest criterion (ties: first)."""
     early = halves(pairs)[0]
-    return min(candidates, key=lambda c: max(criterion(score(early, tuned(n, c))) for n in TUNED))
+    pairs_ = [c for c in candidates if c[2] == DEFAULT[2]]
+    e, w, _ = min(pairs_, key=lambda c: max(criterion(score(early, tuned(n, c))) for n in TUNED))
+    same = [c for c in candidates if c[:2] == (e, w)]
+    return min(same, key=lambda c: criterion(score(early, tuned("history_model", c))))
 
 
 def results(pairs: list[Pair], skipped: dict, runs: list[Run]) -> dict:
@@ -250,7 +261,7 @@ def results(pairs: list[Pair], skipped: dict, runs: list[Run]) -> dict:
             for label, key in names.items()
         },
         "candidates": {
-            f"{c[0]}/{c[1]}": {n: [round(x, 4) for x in score(early, tuned(n, c))] for n in TUNED}
+            tuned("", c)[1:]: {n: [round(x, 4) for x in score(early, tuned(n, c))] for n in TUNED}
             for c in CANDIDATES
         },
     }  # fmt: skip
@@ -265,8 +276,8 @@ def report(data: dict) -> str:
         f"left out: {data['left_out']}; shards: {data.get('split', 'dispatched')}",
         f"earlier half (tunes): {len(data['earlier'])} runs; later half (held out): "
         f"{len(data['later'])} runs, from {data['later'][0] if data['later'] else '-'}",
-        f"tuned on the earlier half (enough/window): {data['chosen'][0]}/{data['chosen'][1]}"
-        f" (product default {data['default'][0]}/{data['default'][1]})",
+        f"tuned on the earlier half (enough/window/with a model): "
+        f"{tuned('', data['chosen'])[1:]} (product default {tuned('', data['default'])[1:]})",
         "",
         "slowest shard |err|   earlier half    later half      all pairs   "
         "(target <= 4 % median, <= 15 % p90)",

@@ -30,38 +30,49 @@ def replayed() -> dict:
 
 
 def test_each_run_is_predicted_from_the_earlier_runs_and_the_later_half_is_held_out(replayed):
-    # 8 runs x up to 6 suites; the first run has no history, 06-20 23:29's h20 lacks a shard
-    assert (replayed["pairs"], replayed["left_out"]) == (38, {"incomplete": 1, "no history": 6})
-    assert replayed["earlier"] == ["2026-06-18 23:35", "2026-06-19 12:21", "2026-06-19 23:25"]
-    assert replayed["later"] == [
-        "2026-06-20 11:40", "2026-06-20 23:29", "2026-06-21 11:54", "2026-06-21 23:32",
+    # 12 runs x up to 6 suites; the first run has no history; two h20 runs lack a shard
+    assert (replayed["pairs"], replayed["left_out"]) == (60, {"incomplete": 2, "no history": 6})
+    assert replayed["earlier"] == [
+        "2026-06-16 23:33", "2026-06-17 12:26", "2026-06-17 23:34", "2026-06-18 12:09",
+        "2026-06-18 23:35",
     ]  # fmt: skip
-    # the earlier half cannot tell the candidates apart: the tie keeps the product's default
-    assert replayed["chosen"] == replayed["default"] == [2, 3]
-    assert len({json.dumps(s) for s in replayed["candidates"].values()}) == 1
+    assert replayed["later"] == [
+        "2026-06-19 12:21", "2026-06-19 23:25", "2026-06-20 11:40", "2026-06-20 23:29",
+        "2026-06-21 11:54", "2026-06-21 23:32",
+    ]  # fmt: skip
+    # the earlier half picks the product's defaults: 2 passing runs, newest 3, blend with a model
+    assert replayed["chosen"] == replayed["default"] == [2, 3, True]
+    candidates = replayed["candidates"]
+    assert candidates["2/3/blend"]["history_model"] == [0.0401, 0.1294]
+    assert candidates["2/3/history"]["history_model"] == [0.0237, 0.1721]
 
 
 def test_the_errors_are_what_the_committed_runs_give(replayed):
     later = {name: parts["later"] for name, parts in replayed["scores"].items()}
     every = {name: parts["all"] for name, parts in replayed["scores"].items()}
     assert later == {
-        "est_time": [0.2727, 0.4649],
-        "sglang_model": [0.0579, 0.1463],
-        "before_model": [0.0579, 0.1463],  # the model's fit overrode the history
-        "history": [0.0402, 0.1772],
-        "history_model": [0.0402, 0.1772],  # giving the model costs nothing
+        "est_time": [0.2612, 0.4649],
+        "sglang_model": [0.0295, 0.2081],
+        "before_model": [0.0295, 0.2081],  # the model's fit overrode the history
+        "history": [0.0406, 0.191],
+        "history_model": [0.0317, 0.1855],
     }
-    assert every["history"] == every["history_model"] == [0.0481, 0.1982]
-    assert every["sglang_model"] == [0.0789, 0.4256] and every["before_model"] == [0.0455, 0.1982]
+    assert every == {
+        "est_time": [0.2636, 0.4643],
+        "sglang_model": [0.0594, 0.2689],
+        "before_model": [0.0414, 0.1513],
+        "history": [0.0371, 0.1741],
+        "history_model": [0.0354, 0.1386],
+    }
 
 
 def test_the_text_report_names_data_split_and_held_out_verdicts():
     proc = _replay("--pairs")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert "38 (run, suite) pairs" in lines[1] and "shards: dispatched" in lines[1]
-    row = next(line for line in lines if line.startswith("history "))
-    assert row.split() == ["history", "7.4%", "19.8%", "4.0%", "17.7%", "4.8%", "19.8%",
+    assert "60 (run, suite) pairs" in lines[1] and "shards: dispatched" in lines[1]
+    row = next(line for line in lines if line.startswith("history_model "))
+    assert row.split() == ["history_model", "4.0%", "12.9%", "3.2%", "18.6%", "3.5%", "13.9%",
                            "held", "out:", "missed"]  # fmt: skip
     pair = next(
         line for line in lines if line.startswith("2026-06-21 23:32 base-c-test-4-gpu-h100")

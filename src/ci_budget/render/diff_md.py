@@ -225,7 +225,8 @@ def _numbers(report: StaticReport) -> str:
     model = "the model's est, else " if "model" in report.predicted_from else ""
     return (
         f"{split}; shard wall = Σ each file's recent measured time (2+ passing runs), else "
-        f"{model}est_time, + the suite's job overhead (else the model's coeff and bias)"
+        f"{model}est_time, + the suite's job overhead"
+        + (", averaged with coeff × Σ + bias" if model else "")
     )
 
 
