@@ -94,6 +94,7 @@ def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
     for d, wall in enumerate([400, 350, 330], start=1):  # overheads 100, 50, 30
         history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=_day(d)))
     assert history.recent("a.py", SUITE) == (120, 5)  # 800, 100, 120 (not 800: p50 of all 5)
+    assert history.recent_p50("a.py", SUITE) == 120 and history.recent_p50("b.py", SUITE) is None
     assert history.stats("a.py", SUITE).p50 == 800 and history.overhead(SUITE) == 50
     numbers = PlanNumbers(history=history)
     # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead

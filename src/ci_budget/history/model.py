@@ -246,6 +246,10 @@ class History:
         passed = [s.elapsed for s in self._series.get((file, suite), []) if s.status == "passed"]
         return percentile(passed[-window:], 50), len(passed)
 
+    def recent_p50(self, file: str, suite: str, window: int = RECENT_RUNS) -> float | None:
+        """`recent`'s p50 alone."""
+        return self.recent(file, suite, window)[0]
+
     def estimate(self, file: str, suite: str) -> float | None:
         """The seeded estimate for (file, suite), only where the series has no sample."""
         found = self.estimates.get((file, suite))
