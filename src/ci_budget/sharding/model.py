@@ -7,8 +7,8 @@ The model's format is sglang-ci-stats' `model.json`:
 sglang predicts a shard's wall as coeff x Σ seconds + bias (each shard pays the bias once);
 `PlanNumbers.shard_wall` predicts it from measured history first (two questions kept apart:
 the seconds a plan is sized and split on are sglang's; the wall it will take is the best
-estimate). Every part falls back on its own, as sglang's CI does: a file without `est` weighs what the
-history measured (p90 of passing runs), else its est_time; a suite without a fit, or whose
+estimate). Every part falls back on its own, as sglang's CI does: a file without `est` weighs
+what the history measured (p90 of passing runs), else its est_time; a suite without a fit, or whose
 coeff is not positive (regression noise), gets coeff 1, bias 0. An entry of the wrong shape is
 left out with one line saying so, and falls back like a missing one.
 """
@@ -162,8 +162,7 @@ class PlanNumbers:
             return s, "model"
         if recent is not None:
             return float(recent), "recent"
-        seconds, source = self.seconds(path, suite, est_time)
-        return seconds, source
+        return self.seconds(path, suite, est_time)
 
     def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
         """A shard's predicted wall from its (file, est_time) list: Σ of each file's
