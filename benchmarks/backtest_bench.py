@@ -1,40 +1,37 @@
-"""Backtest: how well does each predictor foresee a suite's wall time on sglang's real CI?
+"""Backtest: how close does a predicted shard wall come to the wall sglang's CI really took?
 
-`python -m benchmarks.backtest_bench --runs DIR --sglang-git GIT_DIR`
+`python -m benchmarks.backtest_bench --runs DIR (--sglang-git GIT_DIR | --est FILE)`
 
-Replays sglang-ci-stats run files (`runs/*.json`) in date order. For each run and suite it
-predicts, from what was known before that run only, the suite's makespan at the run's own shard
-count and compares it with the realized one: the slowest shard's job wall (completed - started).
-Predictors (the candidates for the product's default):
+Replays sglang-ci-stats run files (`runs/*.json`) in date order, walk-forward: each run and
+suite is predicted from the runs before it only, at the run's own shard count, and compared
+with the realized slowest shard: its job wall (completed - started). Error = |predicted -
+realized| / realized. Predictors:
 
-- `est_time`: the in-source est_time at the run's head commit (read from GIT_DIR), LPT-split,
-  coeff 1, bias 0: what sglang plans with when it has no model;
-- `p90`: nearest-rank p90 of the file's passing runs before this one (ci-budget's history),
-  else est_time; LPT-split on it, coeff 1, bias 0;
-- `fit`: what a partition model derived from the earlier runs would predict: the same per-file
-  p90, and per suite an OLS fit of job wall on Σ elapsed over the earlier runs' jobs
-  (derive.py's method: at least 3 jobs, the newest 16; coeff <= 0 dropped).
+- `est_time`: the in-source est_time at the run's head commit, LPT-split, coeff 1, bias 0:
+  sglang without a model;
+- `sglang_model`: sglang's partition model as its `derive.py` would have written it from the
+  earlier runs (the 7 days before the run's UTC midnight; per file the p90 of the newest 16
+  passing times, at least 3; per suite the OLS of job wall on Σ elapsed over the newest 16 jobs,
+  at least 3, coeff <= 0 dropped): LPT on its est (else est_time), coeff x Σ + bias;
+- `before_model`: ci-budget before this rule, given that model: the model's fit wins wherever
+  it has one (coeff x Σ planned seconds + bias), else Σ recent p50 + the median job overhead;
+- `history`: ci-budget's rule without a model (`PlanNumbers.shard_wall`): each file's p50 over
+  its newest `window` passing runs once it has `enough`, else est_time; + the suite's median job
+  overhead (wall - Σ elapsed) of the earlier jobs;
+- `history_model`: the same rule given the model: a file with fewer than `enough` passing runs
+  takes the model's est; the model's fit alone where the suite has no job walls yet; with
+  `blend`, where it has both, the mean of the history's wall and sglang's own prediction.
 
-The rest split the shards as the product plans them (on the p90, else est_time) and take a
-shard's wall from the history where the suite has earlier job walls (else Σ planned seconds):
-
-- `history`: Σ of each file's p50 (over all its kept runs) + the suite's median job overhead
-  (wall - Σ elapsed);
-- `history_p90`: Σ of the files' p90 + the median overhead;
-- `history_mean`: Σ p50 + the mean overhead;
-- `recent`: Σ of each file's p50 over its newest 3 passing runs + the median overhead, through
-  the product's own `PlanNumbers.shard_wall` (its default with a history store);
-- `fit_or_history`: the OLS fit above applied to Σ p50 once the suite has at least 8 earlier
-  jobs, else `history`.
-
-The default is chosen honestly: the runs with pairs are cut in two by date; the candidate with
-the lowest max(median / 8 %, p90 / 25 %) over the earlier half wins (ties: the first listed),
-and its score on the later half (held out from the choice) and on all pairs is reported.
+(`enough`, `window`, `blend`) is chosen honestly: the runs with pairs are cut in two by date;
+over the earlier half, (`enough`, `window`) by the worse of `history` and `history_model` on
+max(median / 4 %, p90 / 15 %), then `blend` (which only a model changes) by `history_model`
+alone; ties go to the product's default, listed first. Only the chosen rule's later-half
+(held-out) and all-pairs figures are reported beside the others'.
 
 Pairs are left out where the run lacks a successful job for some shard index (the scraper
 keeps successful jobs only, so the realized makespan would be short) and where nothing earlier
-was measured for the suite (every history predictor would be est_time). Prints the median and
-p90 absolute relative error per predictor, the data used and the machine.
+was measured for the suite. `--est FILE` reads est_time from JSON instead of a git checkout:
+{head_sha: {suite: {file: seconds}}} (what `--dump-est` writes).
 """
 
 from __future__ import annotations
@@ -51,21 +48,23 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ci_budget.history.cistats import Run, add_run, parse_run
 from ci_budget.history.model import History, percentile
-from ci_budget.sharding.model import PlanNumbers
+from ci_budget.sharding.model import ENOUGH_PASSING, RECENT_WINDOW, PartitionModel, PlanNumbers
 from ci_budget.sharding.planners import lpt
 
-PREDICTORS = (
-    "est_time", "p90", "fit", "history", "history_p90", "history_mean", "recent",
-    "fit_or_history",
-)  # fmt: skip
-TARGET = {"median": 0.08, "p90": 0.25}
-DEFAULT = "recent"  # what PlanNumbers.shard_wall does with a history store
-MIN_FIT, MAX_FIT = 3, 16  # derive.py's window for a suite's fit
-ENOUGH_JOBS = 8  # fit_or_history: earlier jobs a suite needs before its fit is used
+FIXED = ("est_time", "sglang_model", "before_model")
+TUNED = ("history", "history_model")
+TARGET = {"median": 0.04, "p90": 0.15}
+DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW, True)  # what PlanNumbers does; first: wins ties
+CANDIDATES = (
+    DEFAULT,
+    *((e, w, b) for b in (True, False) for w in (3, 5) for e in (1, 2, 3) if (e, w, b) != DEFAULT),
+)
+WINDOW_DAYS, MIN_EST, MIN_FIT, MAX_SAMPLES = 7, 3, 3, 16  # derive.py's
 
 
 @dataclass
@@ -81,8 +80,13 @@ class Pair:
         return abs(self.predicted[name] - self.realized) / self.realized
 
 
+def tuned(name: str, candidate: tuple) -> str:
+    return f"{name}@{candidate[0]}/{candidate[1]}/{'blend' if candidate[2] else 'history'}"
+
+
 def ols(points: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """(coeff, bias) of y on x by least squares; None for too few points or no spread."""
+    """(coeff, bias) of y on x by least squares; None for too few points, no spread or a
+    coefficient that is not positive (sglang's consumers fall back to 1, 0)."""
     if len(points) < MIN_FIT:
         return None
     xs, ys = [p[0] for p in points], [p[1] for p in points]
@@ -91,7 +95,36 @@ def ols(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     if sxx == 0:
         return None
     coeff = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-    return (coeff, my - coeff * mx) if coeff > 0 else None
+    return (round(coeff, 4), round(my - coeff * mx, 1)) if coeff > 0 else None
+
+
+def derive_model(earlier: list[Run], at: datetime | None) -> PartitionModel:
+    """The model derive.py would have written from `earlier` when run `at` started."""
+    if at is None:
+        return PartitionModel(source="derived")
+    midnight = at.replace(hour=0, minute=0, second=0, microsecond=0)
+    cutoff = midnight - timedelta(days=WINDOW_DAYS)
+    recent = [r for r in earlier if r.started_at is not None and cutoff <= r.started_at < at]
+    recent.sort(key=lambda r: r.started_at, reverse=True)  # newest first, as derive.py
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    walls: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for run in recent:
+        for job in run.jobs:
+            for t in job.timings:
+                if t.passed:
+                    times[(job.suite, t.file)].append(t.elapsed)
+            total = math.fsum(t.elapsed for t in job.timings)
+            if job.wall is not None and total > 0:
+                walls[job.suite].append((total, job.wall))
+    model = PartitionModel(source="derived")
+    for (suite, file), values in times.items():
+        if len(values[:MAX_SAMPLES]) >= MIN_EST:
+            p90 = statistics.quantiles(values[:MAX_SAMPLES], n=10, method="inclusive")[8]
+            model.est.setdefault(suite, {})[file] = float(round(p90))
+    for suite, points in walls.items():
+        if (fit := ols(points[:MAX_SAMPLES])) is not None:
+            model.fit[suite] = fit
+    return model
 
 
 def _complete(run: Run, suite: str) -> list | None:
@@ -104,85 +137,83 @@ def _complete(run: Run, suite: str) -> list | None:
     return jobs
 
 
-def _makespan(items: list[tuple[str, float]], shards: int, coeff: float, bias: float) -> float:
-    weight = dict(items)
-    plan = lpt(items, shards)
-    return max(coeff * math.fsum(weight[k] for k in shard) + bias for shard in plan)
-
-
-def backtest(runs: Iterable[Run], est_at: Callable[[str | None], dict]) -> tuple[list[Pair], dict]:
-    """Every evaluable (run, suite) pair, oldest run first; and counts of what was left out."""
+def backtest(
+    runs: Iterable[Run],
+    est_at: Callable[[str | None], dict],
+    candidates=CANDIDATES,
+    split: str = "dispatched",
+) -> tuple[list[Pair], dict]:
+    """Every evaluable (run, suite) pair, oldest run first; and counts of what was left out.
+    `split`: "dispatched" predicts the wall of each shard as the run dispatched it (its jobs'
+    files: the split is known, only the time is predicted); "lpt" re-splits the files as each
+    predictor's numbers would (LPT), so a different split counts against it too."""
     history = History(max_samples=50)
-    fits: dict[str, list[tuple[float, float]]] = defaultdict(list)  # newest last
-    skipped = {"incomplete": 0, "no history": 0, "files without est_time": 0}
-    pairs = []
+    skipped = {"incomplete": 0, "no history": 0}
+    pairs, earlier = [], []
     for run in sorted(runs, key=lambda r: (r.started_at is None, r.started_at)):
         est = est_at(run.head_sha)
+        model = derive_model(earlier, run.started_at)
         for suite in sorted({j.suite for j in run.jobs}):
             jobs = _complete(run, suite)
             if jobs is None:
                 skipped["incomplete"] += 1
                 continue
             files = sorted({t.file for j in jobs for t in j.timings})
-            if not any(history.stats(f, suite).n for f in files):
+            if not any(history.recent(f, suite)[1] for f in files):
                 skipped["no history"] += 1
                 continue
             pair = Pair(run.run_id, str(run.started_at)[:16], suite, len(jobs),
                         max(j.wall for j in jobs))  # fmt: skip
-            _predict(pair, files, est, history, fits.get(suite, []), skipped)
+            in_source = {f: float(est.get(suite, {}).get(f, 0.0)) for f in files}
+            shards = None
+            if split == "dispatched":
+                shards = [sorted({t.file for t in j.timings}) for j in jobs]
+            _predict(pair, in_source, history, model, candidates, shards)
             pairs.append(pair)
-        add_run(history, run)
-        for job in run.jobs:  # after predicting: only earlier runs ever inform a prediction
-            total = math.fsum(t.elapsed for t in job.timings)
-            if job.wall is not None and total > 0:
-                fits[job.suite].append((total, job.wall))
+        add_run(history, run)  # after predicting: only earlier runs ever inform a prediction
+        earlier.append(run)
     return pairs, skipped
 
 
-def _predict(pair: Pair, files, est, history, fit_points, skipped) -> None:
-    suite, k = pair.suite, pair.shards
-    in_source = {}
-    for f in files:
-        if (f, suite) not in est:
-            skipped["files without est_time"] += 1
-        in_source[f] = est.get((f, suite), 0.0)
-    stats = {f: history.stats(f, suite) for f in files}
-    p90 = [(f, stats[f].p90 if stats[f].p90 is not None else in_source[f]) for f in files]
-    fit = ols(fit_points[-MAX_FIT:])
-    coeff, bias = fit or (1.0, 0.0)
-    numbers = PlanNumbers(history=history)  # the product's own rule, on the earlier runs only
-    planned = {f: numbers.seconds(f, suite, in_source[f])[0] for f in files}
-    split = lpt(list(planned.items()), k)
-    p50 = {f: float(stats[f].p50) if stats[f].p50 is not None else planned[f] for f in files}
-    gaps = [j.wall - j.total for j in history.jobs.get(suite, [])]
+def _slowest(numbers: PlanNumbers, suite: str, in_source: dict, k, wall) -> float:
+    """The slowest shard's wall: of the dispatched shards (`k` a list of file lists), or of
+    the k shards the numbers would dispatch (LPT on `seconds`)."""
+    if isinstance(k, int):
+        planned = [(f, numbers.seconds(f, suite, e)[0]) for f, e in in_source.items()]
+        k = lpt(planned, k)
+    return max(wall([(f, in_source[f]) for f in shard]) for shard in k)
 
-    def walls(typical: dict, overhead: float | None, coeff: float = 1.0) -> float:
-        if not gaps:  # no earlier job walls: Σ planned, as the product does
-            typical, overhead = planned, 0.0
-        return max(coeff * math.fsum(typical[f] for f in shard) + overhead for shard in split)
 
-    median = history.overhead(suite)
+def _predict(pair: Pair, in_source: dict, history, model, candidates, shards=None) -> None:
+    suite, k = pair.suite, shards or pair.shards
+    bare = PlanNumbers()
+    sglang = PlanNumbers(model=model)
+    before = PlanNumbers(model=model, history=history, enough=1)
+
+    def before_wall(files: list) -> float:  # the previous rule: the model's fit overrides
+        if suite in model.fit:
+            return before.wall(suite, math.fsum(before.seconds(f, suite, e)[0] for f, e in files))
+        return before.shard_wall(suite, files)
+
     pair.predicted = {
-        "est_time": _makespan(list(in_source.items()), k, 1.0, 0.0),
-        "p90": _makespan(p90, k, 1.0, 0.0),
-        "fit": _makespan(p90, k, coeff, bias),
-        "history": walls(p50, median),
-        "history_p90": walls(planned, median),
-        "history_mean": walls(p50, statistics.fmean(gaps) if gaps else None),
-        "recent": max(numbers.shard_wall(suite, [(f, in_source[f]) for f in shard])
-                      for shard in split),
-        "fit_or_history": walls(p50, bias, coeff) if fit and len(fit_points) >= ENOUGH_JOBS
-                          else walls(p50, median),
+        "est_time": _slowest(bare, suite, in_source, k, lambda fs: math.fsum(e for _, e in fs)),
+        "sglang_model": _slowest(sglang, suite, in_source, k, lambda fs: sglang.wall(
+            suite, math.fsum(sglang.seconds(f, suite, e)[0] for f, e in fs))),
+        "before_model": _slowest(before, suite, in_source, k, before_wall),
     }  # fmt: skip
+    for cand in candidates:
+        for name, given in (("history", None), ("history_model", model)):
+            numbers = PlanNumbers(model=given, history=history, enough=cand[0], window=cand[1],
+                                  blend=cand[2])  # fmt: skip
+            pair.predicted[tuned(name, cand)] = _slowest(
+                numbers, suite, in_source, k, lambda fs, n=numbers: n.shard_wall(suite, fs)
+            )
 
 
-def summary(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
-    """predictor -> (median, nearest-rank p90) of the absolute relative error."""
-    out = {}
-    for name in PREDICTORS:
-        errors = [p.error(name) for p in pairs]
-        out[name] = (statistics.median(errors), percentile(errors, 90)) if errors else (0, 0)
-    return out
+def score(pairs: list[Pair], name: str) -> tuple[float, float]:
+    """(median, nearest-rank p90) of the absolute relative error."""
+    errors = [p.error(name) for p in pairs]
+    return (statistics.median(errors), percentile(errors, 90)) if errors else (0.0, 0.0)
 
 
 def halves(pairs: list[Pair]) -> tuple[list[Pair], list[Pair]]:
@@ -192,20 +223,81 @@ def halves(pairs: list[Pair]) -> tuple[list[Pair], list[Pair]]:
     return [p for p in pairs if (p.date, p.run) < cut], [p for p in pairs if (p.date, p.run) >= cut]
 
 
-def criterion(score: tuple[float, float]) -> float:
+def criterion(s: tuple[float, float]) -> float:
     """How far from the target a (median, p90) is at its worse end: <= 1 meets both."""
-    return max(score[0] / TARGET["median"], score[1] / TARGET["p90"])
+    return max(s[0] / TARGET["median"], s[1] / TARGET["p90"])
 
 
-def choose(pairs: list[Pair]) -> str:
-    """The predictor the earlier half of the runs picks (lowest criterion; ties: first)."""
-    early = summary(halves(pairs)[0])
-    return min(PREDICTORS, key=lambda name: criterion(early[name]))
+def choose(pairs: list[Pair], candidates=CANDIDATES) -> tuple:
+    """The (enough, window, blend) the earlier half picks: first (enough, window) by the worse
+    of `history` and `history_model` (at the default blend), then the blend, which only a
+    model changes, by `history_model` alone; each by the lowest criterion (ties: first)."""
+    early = halves(pairs)[0]
+    pairs_ = [c for c in candidates if c[2] == DEFAULT[2]]
+    e, w, _ = min(pairs_, key=lambda c: max(criterion(score(early, tuned(n, c))) for n in TUNED))
+    same = [c for c in candidates if c[:2] == (e, w)]
+    return min(same, key=lambda c: criterion(score(early, tuned("history_model", c))))
+
+
+def results(pairs: list[Pair], skipped: dict, runs: list[Run]) -> dict:
+    """Everything the report prints, as data (what `--format json` writes)."""
+    chosen = choose(pairs)
+    early, late = halves(pairs)
+    names = {n: n for n in FIXED} | {n: tuned(n, chosen) for n in TUNED}
+    dated = sorted(str(r.started_at)[:16] for r in runs if r.jobs)
+    return {
+        "runs": len(runs),
+        "runs_with_jobs": len(dated),
+        "span": [dated[0], dated[-1]] if dated else [],
+        "pairs": len(pairs),
+        "left_out": skipped,
+        "earlier": sorted({p.date for p in early}),
+        "later": sorted({p.date for p in late}),
+        "chosen": list(chosen),
+        "default": list(DEFAULT),
+        "scores": {
+            label: {part: [round(x, 4) for x in score(ps, key)]
+                    for part, ps in (("earlier", early), ("later", late), ("all", pairs))}
+            for label, key in names.items()
+        },
+        "candidates": {
+            tuned("", c)[1:]: {n: [round(x, 4) for x in score(early, tuned(n, c))] for n in TUNED}
+            for c in CANDIDATES
+        },
+    }  # fmt: skip
+
+
+def report(data: dict) -> str:
+    lines = [
+        f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+        f"data: {data['runs']} run files ({data['runs_with_jobs']} with jobs), "
+        f"{' .. '.join(data['span']) or '-'}; {data['pairs']} (run, suite) pairs; "
+        f"left out: {data['left_out']}; shards: {data.get('split', 'dispatched')}",
+        f"earlier half (tunes): {len(data['earlier'])} runs; later half (held out): "
+        f"{len(data['later'])} runs, from {data['later'][0] if data['later'] else '-'}",
+        f"tuned on the earlier half (enough/window/with a model): "
+        f"{tuned('', data['chosen'])[1:]} (product default {tuned('', data['default'])[1:]})",
+        "",
+        "slowest shard |err|   earlier half    later half      all pairs   "
+        "(target <= 4 % median, <= 15 % p90)",
+    ]
+    for name, parts in data["scores"].items():
+        cells = "  ".join(f"{parts[p][0] * 100:5.1f}% {parts[p][1] * 100:5.1f}%"
+                          for p in ("earlier", "later", "all"))  # fmt: skip
+        held = "met" if criterion(tuple(parts["later"])) <= 1 else "missed"
+        lines.append(f"{name:<15} {cells}  held out: {held}")
+    lines += ["", "candidates on the earlier half (history; history_model):"]
+    for cand, s in data["candidates"].items():
+        h, m = s["history"], s["history_model"]
+        lines.append(f"  {cand}: {h[0] * 100:.1f}% {h[1] * 100:.1f}%; "
+                     f"{m[0] * 100:.1f}% {m[1] * 100:.1f}%")  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def est_from_git(git_dir: Path, cache: Path) -> Callable[[str | None], dict]:
-    """est_time per (file, suite) at a commit: the commit's test files and CI files archived
-    from GIT_DIR (once per commit) and scanned as `ci-budget scan` would, zero config."""
+    """est_time {suite: {file: s}} at a commit: the commit's test and CI files archived from
+    GIT_DIR (once per commit) and scanned as `ci-budget scan` would, zero config."""
     from ci_budget.app.settings import Settings
     from ci_budget.workspace.scan import scan_tree
 
@@ -220,11 +312,11 @@ def est_from_git(git_dir: Path, cache: Path) -> Callable[[str | None], dict]:
                 tar = subprocess.run(["git", f"--git-dir={git_dir}", "archive", sha, *paths],
                                      capture_output=True, check=True).stdout  # fmt: skip
                 subprocess.run(["tar", "-x", "-C", str(root)], input=tar, check=True)
-            settings = Settings(root)
-            regs = scan_tree(root, settings.config).registrations
-            memo[sha] = {
-                (r.file, r.suite): r.est_time for r in regs if r.backend in ("cuda", "cpu")
-            }
+            out: dict[str, dict[str, float]] = {}
+            for r in scan_tree(root, Settings(root).config).registrations:
+                if r.backend in ("cuda", "cpu"):
+                    out.setdefault(r.suite, {})[r.file] = r.est_time
+            memo[sha] = out
         return memo[sha]
 
     return est_at
@@ -234,68 +326,54 @@ def read_runs(directory: Path) -> list[Run]:
     return [parse_run(json.loads(p.read_text())) for p in sorted(directory.glob("*.json"))]
 
 
-def _span(pairs: list[Pair]) -> str:
-    runs = {p.run for p in pairs}
-    dates = sorted(p.date for p in pairs)
-    where = f"{dates[0]} .. {dates[-1]}" if dates else "-"
-    return f"{len(runs)} runs, {len(pairs)} pairs, {where}"
-
-
-def report(pairs: list[Pair], skipped: dict, runs: list[Run]) -> str:
-    dated = sorted(str(r.started_at)[:16] for r in runs if r.jobs)
-    early, late = halves(pairs)
-    scores = [summary(early), summary(late), summary(pairs)]
-    chosen = choose(pairs)
-    lines = [
-        f"machine: {platform.node()}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
-        f"data: {len(runs)} run files ({len([r for r in runs if r.jobs])} with jobs), "
-        f"{dated[0] if dated else '-'} .. {dated[-1] if dated else '-'}; "
-        f"{len(pairs)} (run, suite) pairs predicted over {len({p.run for p in pairs})} runs; "
-        f"left out: {skipped}",
-        f"earlier half (chooses): {_span(early)}",
-        f"later half (held out):  {_span(late)}",
-        "",
-        "median / p90 |err|  earlier half    later half      all pairs   "
-        "(target <= 8 % median, <= 25 % p90, on all pairs)",
-    ]
-    for name in PREDICTORS:
-        cells = "  ".join(f"{s[name][0] * 100:5.1f}% {s[name][1] * 100:5.1f}%" for s in scores)
-        met = criterion(scores[2][name]) <= 1
-        marks = ["met" if met else "missed"]
-        marks += ["chosen"] if name == chosen else []
-        marks += ["default"] if name == DEFAULT else []
-        lines.append(f"{name:<15} {cells}  {', '.join(marks)}")
-    median, p90 = scores[1][chosen]
-    lines += [
-        "",
-        f"chosen on the earlier half: {chosen}; held out (later half): {median * 100:.1f} % "
-        f"median, {p90 * 100:.1f} % p90; all pairs: {scores[2][chosen][0] * 100:.1f} % / "
-        f"{scores[2][chosen][1] * 100:.1f} %",
-    ]
-    if chosen != DEFAULT:
-        lines.append(f"NOTE: the product's default (PlanNumbers.shard_wall) is {DEFAULT}")
-    return "\n".join(lines) + "\n"
+def _dump_est(runs: list[Run], est_at) -> dict:
+    """{head_sha: {suite: {file: est}}} for the files the runs measured (an `--est` file)."""
+    out: dict = {}
+    for run in runs:
+        measured = {(j.suite, t.file) for j in run.jobs for t in j.timings}
+        est = est_at(run.head_sha)
+        for suite, file in sorted(measured):
+            if file in est.get(suite, {}):
+                out.setdefault(run.head_sha, {}).setdefault(suite, {})[file] = est[suite][file]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=Path, required=True, help="a directory of run files")
-    parser.add_argument("--sglang-git", type=Path, required=True, help="git dir of sglang")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--sglang-git", type=Path, help="git dir of sglang (est_time)")
+    source.add_argument("--est", type=Path, help="est_time as JSON {sha: {suite: {file: s}}}")
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "ci-budget-backtest"
     )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--split", choices=("dispatched", "lpt"), default="dispatched",
+        help="predict the shards as the run dispatched them, or as each predictor would split",
+    )  # fmt: skip
+    parser.add_argument("--dump-est", type=Path, help="write the est_time used as JSON")
     parser.add_argument("--pairs", action="store_true", help="also print every pair")
     args = parser.parse_args(argv)
     runs = read_runs(args.runs)
-    pairs, skipped = backtest(runs, est_from_git(args.sglang_git, args.cache))
-    sys.stdout.write(report(pairs, skipped, runs))
+    if args.est is not None:
+        table = json.loads(args.est.read_text())
+        est_at: Callable = lambda sha: table.get(sha, {})  # noqa: E731
+    else:
+        est_at = est_from_git(args.sglang_git, args.cache)
+    if args.dump_est is not None:
+        args.dump_est.write_text(json.dumps(_dump_est(runs, est_at), indent=1, sort_keys=True))
+    pairs, skipped = backtest(runs, est_at, split=args.split)
+    data = results(pairs, skipped, runs) | {"split": args.split}
+    sys.stdout.write(json.dumps(data, indent=1) + "\n" if args.format == "json" else report(data))
     if args.pairs:
+        names = [*FIXED, *(tuned(n, tuple(data["chosen"])) for n in TUNED)]
         for p in pairs:
             errors = " ".join(
-                f"{n}={(p.predicted[n] - p.realized) / p.realized * 100:+.0f}%" for n in PREDICTORS
+                f"{n.split('@')[0]}={(p.predicted[n] - p.realized) / p.realized * 100:+.0f}%"
+                for n in names
             )
-            print(f"{p.date} {p.suite:<32} k={p.shards} real={p.realized:.0f}s {errors}")
+            print(f"{p.date} {p.suite:<34} k={p.shards} real={p.realized:.0f}s {errors}")
     return 0
 
 

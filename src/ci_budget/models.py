@@ -240,6 +240,10 @@ class MatrixRow(Data):
     revert: list[str] = Field(default_factory=list)  # /verify-guard: fixes to revert
     max_parallel: int | None = None  # the suite's shards that may run at once
     install: str | None = None  # the runner config's install script (RunnerConfig.install)
+    # the shard's predicted wall (`PlanNumbers.shard_wall`) and the stage timeout it runs
+    # under; shown by `plan`, never part of the workflow matrix
+    predicted_wall: float | None = None
+    timeout_s: float | None = None
 
 
 class Plan(Data):

@@ -108,12 +108,16 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
     suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
     # shards are planned on what CI plans with: a's measured 661 s (not its est_time) + b's
-    # 300 s = 961 s over the 0.75 x 20 min = 900 s limit: two shards before and after, the
-    # longest a's 661 s; raising a's est_time changes the budget, not the plan
-    assert suite_row.startswith("| ✅ ok | 661s → 661s of 20 min (55%) |")
+    # 300 s = 961 s over the 0.75 x 20 min = 900 s limit: two shards before and after; the
+    # longest is predicted at a's recent time, the p50 of its newest 3 runs (650, 655, 661);
+    # raising a's est_time changes the budget, not the plan
+    assert suite_row.startswith("| ✅ ok | 655s → 655s of 20 min (55%) |")
     assert "| 900s → 1,090s (+190s) | 2 |" in suite_row
     assert "✅ ok" in suite_row and "2 × 1 GPU" in suite_row
-    assert "on the measured p90, else est_time; shard wall = coeff × Σ + bias" in md
+    assert (
+        "on the measured p90, else est_time; shard wall = Σ each file's recent measured time "
+        "(2+ passing runs), else est_time, + the suite's job overhead" in md
+    )
     assert "790s budget, p90 measured 661s over the last 8 passing run(s)" in md
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "\nok\n" in outputs
@@ -396,9 +400,10 @@ def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_name
     data = json.loads(out.with_suffix(".json").read_text())
     [impact] = data["suites"]
     # planned on a 700 (model), b 500 (model), c 160 (history p90): 1,360 s; sglang's rule
-    # ceil(1.0 x 1,360 / (0.75 x 20 min - 60 s)) = 2 shards; walls 700 + 60, 500 + 160 + 60
+    # ceil(1.0 x 1,360 / (0.75 x 20 min - 60 s)) = 2 shards; walls (no job walls in the
+    # history: the model's fit) 700 + 60, and 500 + c's recent p50 150 + 60
     assert (impact["shards_before"], impact["shards_after"]) == (2, 2)
-    assert impact["loads_after"] == [760.0, 720.0] and (impact["coeff"], impact["bias"]) == (1, 60)
+    assert impact["loads_after"] == [760.0, 710.0] and (impact["coeff"], impact["bias"]) == (1, 60)
     assert data["predicted_from"] == "model+history"
     [change] = data["changes"]
     assert (change["planned"], change["planned_from"], change["p90"], change["n"]) == (
@@ -415,3 +420,9 @@ def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_name
     plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")
     [impact] = json.loads(plain.stdout)["suites"]
     assert impact["loads_after"] == [320.0] and json.loads(plain.stdout)["under_p90"] == []
+    text = _cli(
+        repo, "--base", base, "--partition-model", str(model), "--history", str(store),
+        "--format", "text",
+    ).stdout.splitlines()  # fmt: skip
+    at = text.index("Predicted wall per shard (shard 0 first; from model+history):")
+    assert text[at + 2].split() == ["760s,", "710s", suite]

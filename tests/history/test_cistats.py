@@ -133,30 +133,3 @@ def test_shape_recognition():
     assert is_run_file({"run_id": 1, "jobs": []})
     assert not is_run_file({"schema_version": 1, "files": []})
     assert not is_run_file({"run_id": 1, "jobs": {}})
-
-
-def test_backtest_predicts_each_run_from_the_earlier_ones_only():
-    from benchmarks.backtest_bench import PREDICTORS, backtest, choose, halves, read_runs, report
-
-    runs = read_runs(RUNS)
-    pairs, skipped = backtest(runs, lambda sha: {})  # no est_time here: the history only
-    # the first run (06-19) has nothing earlier; 06-20 and 06-21 each predict both suites
-    assert [(p.date[:10], p.suite) for p in pairs] == [
-        ("2026-06-20", "base-c-test-4-gpu-h100"), ("2026-06-20", "base-c-test-deepep-4-gpu-h100"),
-        ("2026-06-21", "base-c-test-4-gpu-h100"), ("2026-06-21", "base-c-test-deepep-4-gpu-h100"),
-    ]  # fmt: skip
-    assert skipped["no history"] == 2
-    deepep = pairs[1]  # one shard: 06-19's files (p50 = the one sample) + 06-19's overhead
-    overhead = (13 * 60 + 12) - (477 + 76)  # 06-19: wall 12:22:14..12:35:26 minus Σ elapsed
-    assert deepep.predicted["recent"] == deepep.predicted["history"] == 477 + 76 + overhead == 792
-    assert deepep.realized == (16 * 60 + 19)  # 06-20: 11:40:50 .. 11:57:09
-    # the default is chosen on the earlier half of the runs (06-20) and scored on the later
-    early, late = halves(pairs)
-    assert {p.date[:10] for p in early} == {"2026-06-20"} and {p.date[:10] for p in late} == {
-        "2026-06-21"
-    }
-    text = report(pairs, skipped, runs)
-    chosen = choose(pairs)
-    assert chosen in PREDICTORS and f"chosen on the earlier half: {chosen};" in text
-    assert "earlier half (chooses): 1 runs, 2 pairs, 2026-06-20" in text
-    assert any(line.startswith("recent ") and "default" in line for line in text.splitlines())

@@ -111,3 +111,28 @@ def test_plan_shards_on_measured_time_and_survives_a_bad_history(tmp_path):
     assert plan("--history", str(store))[0] == ["0/2", "1/2"]  # measured: 310 s
     partitions, err = plan("--history", str(tmp_path / "bad.json"))
     assert partitions == ["0/1"] and "shard counts use est_time" in err
+
+
+def test_plan_shows_each_shards_predicted_wall_in_text_and_json_but_not_in_the_matrix(tmp_path):
+    root = _repo(tmp_path)  # est_time a 100, b 10, c 10
+    (root / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 4\n")
+    r = "test/registered/"
+    store = _history(tmp_path / "h.json", {r + "test_a.py": 150, r + "test_b.py": 150})
+    proc = _cli(root, "plan", "--suite", SUITE, "--format", "json", "--history", str(store))
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["matrix"]
+    # shard 0: a (150 s measured) + c (nothing measured: its est_time, 10 s); shard 1: b
+    assert [(row["partition"], row["predicted_wall"], row["timeout_s"]) for row in rows] == [
+        ("0/2", 160.0, 240.0), ("1/2", 150.0, 240.0),
+    ]  # fmt: skip
+    text = _cli(root, "plan", "--suite", SUITE, "--history", str(store)).stdout.splitlines()
+    assert [line for line in text if "predicted wall" in line] == [
+        "  predicted wall: 160s of 4 min", "  predicted wall: 150s of 4 min",
+    ]  # fmt: skip
+    github_output = tmp_path / "out.txt"
+    github_output.touch()
+    proc = cli("plan", "--suite", SUITE, "--history", str(store), "--root", str(root), cwd=root,
+               env={"GITHUB_OUTPUT": str(github_output)}, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "predicted_wall" not in github_output.read_text()  # the workflow matrix is unchanged
+    assert '"partition":"0/2"' in github_output.read_text()

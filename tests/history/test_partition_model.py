@@ -71,31 +71,63 @@ def test_per_file_rule_model_then_p90_then_est_time():
     assert PlanNumbers().weights([reg("a.py", 7)]) == {}  # a.py weighs its own est_time
 
 
-def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
-    """The predicted shard wall with job walls in the history (the rule the backtest on
-    sglang's runs picks, docs/performance.md): each file's p50 over its newest 3 passing runs
-    (else its planned seconds) + the suite's median wall - Σ elapsed; a model's fit wins."""
+def _day(d: int) -> datetime:
+    return datetime(2026, 6, d, tzinfo=UTC)
 
-    def day(d: int) -> datetime:
-        return datetime(2026, 6, d, tzinfo=UTC)
 
+def _faster_a() -> History:
     history = History()
     for d, elapsed in enumerate([900, 850, 800, 100, 120], start=1):  # a.py got faster
         history.add_sample("a.py", SUITE, Sample(run=f"r{d}", elapsed=elapsed, status="passed",
-                                                 date=day(d)))  # fmt: skip
-    history.add_sample("a.py", SUITE, Sample(run="r9", elapsed=5, status="failed", date=day(9)))
-    # no job walls yet: Σ planned seconds (a.py's p90, 900 s), no overhead
-    assert PlanNumbers(history=history).shard_wall(SUITE, [("a.py", 10)]) == 900
+                                                 date=_day(d)))  # fmt: skip
+    history.add_sample("a.py", SUITE, Sample(run="r9", elapsed=5, status="failed", date=_day(9)))
+    return history
+
+
+def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
+    """The predicted shard wall (the rule the walk-forward backtest on sglang's runs checks,
+    docs/performance.md): each file's p50 over its newest 3 passing runs + the suite's median
+    wall - Σ elapsed; without job walls, no overhead."""
+    history = _faster_a()
+    # no job walls yet: Σ typical seconds, no overhead (a.py: p50 of 800, 100, 120)
+    assert PlanNumbers(history=history).shard_wall(SUITE, [("a.py", 10)]) == 120
     for d, wall in enumerate([400, 350, 330], start=1):  # overheads 100, 50, 30
-        history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=day(d)))
-    assert history.recent_p50("a.py", SUITE) == 120  # 800, 100, 120 (not 800: p50 of all 5)
+        history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=_day(d)))
+    assert history.recent("a.py", SUITE) == (120, 5)  # 800, 100, 120 (not 800: p50 of all 5)
+    assert history.recent_p50("a.py", SUITE) == 120 and history.recent_p50("b.py", SUITE) is None
     assert history.stats("a.py", SUITE).p50 == 800 and history.overhead(SUITE) == 50
     numbers = PlanNumbers(history=history)
     # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead
     assert numbers.shard_wall(SUITE, [("a.py", 10), ("b.py", 40)]) == 120 + 40 + 50
-    model, _ = parse_model({"fit": {SUITE: {"coeff": 1.1, "bias": 60}}})
-    fitted = PlanNumbers(model=model, history=history)  # a.py plans on its p90, 900 s
-    assert fitted.shard_wall(SUITE, [("a.py", 10)]) == 1.1 * 900 + 60
+    assert numbers.typical("a.py", SUITE, 10) == (120.0, "recent")
+    assert numbers.typical("b.py", SUITE, 40) == (40.0, "est_time")
+
+
+def test_a_model_fills_in_where_the_history_is_thin_and_is_averaged_with_it_never_over_it():
+    """With a model: a file with 2+ passing runs keeps its recent p50 (the model's est, a p90
+    over sglang's window, does not override it); a file with fewer takes the model's est; the
+    model's fit sizes the overhead where the suite has no job walls; once it has, the wall is
+    the mean of the history's prediction and sglang's own (coeff x Σ planned + bias)."""
+    history = _faster_a()
+    history.add_sample("b.py", SUITE, Sample(run="r1", elapsed=70, status="passed", date=_day(1)))
+    model, _ = parse_model({
+        "est": {SUITE: {"a.py": 900, "b.py": 95, "c.py": 30}},
+        "fit": {SUITE: {"coeff": 1.1, "bias": 60}},
+    })  # fmt: skip
+    numbers = PlanNumbers(model=model, history=history)
+    assert numbers.seconds("a.py", SUITE, 10) == (900.0, "model")  # what sglang dispatches on
+    assert numbers.typical("a.py", SUITE, 10) == (120.0, "recent")  # 5 passing runs
+    assert numbers.typical("b.py", SUITE, 10) == (95.0, "model")  # one run: not enough
+    assert numbers.typical("c.py", SUITE, 10) == (30.0, "model")
+    assert numbers.typical("d.py", SUITE, 10) == (10.0, "est_time")
+    assert PlanNumbers(history=history).typical("b.py", SUITE, 10) == (70.0, "recent")
+    files = [("a.py", 10), ("b.py", 10), ("d.py", 10)]
+    assert numbers.shard_wall(SUITE, files) == pytest.approx(1.1 * (120 + 95 + 10) + 60)
+    history.add_job_wall(JobWall(run="j1", suite=SUITE, wall=345, total=300, date=_day(1)))
+    ours = 120 + 95 + 10 + 45  # the job walls' overhead
+    sglang = 1.1 * (900 + 95 + 10) + 60  # planned on the model's est: what sglang predicts
+    assert numbers.shard_wall(SUITE, files) == pytest.approx((ours + sglang) / 2)
+    assert PlanNumbers(model=model, history=history, blend=False).shard_wall(SUITE, files) == ours
 
 
 def _shard0(root: Path, tmp_path: Path, *extra: str) -> tuple[list[str], str]:

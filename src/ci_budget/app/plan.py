@@ -113,10 +113,31 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     for _ in range(8):  # refusals, permission, pull, commits, registry: at most five facts
         out = decide(name, payload, facts, registrations, config)
         if isinstance(out, Plan):
-            return out
+            return _with_walls(out, registrations, config, numbers)
         gather(out, facts, feedback, config)
     # pragma: no cover - the core never asks more than five times
     return Plan(reason="plan: authorisation did not settle; not running")
+
+
+def _with_walls(plan, registrations, config, numbers):
+    """Each suite shard's predicted wall and stage timeout on its matrix row: the best
+    estimate the history and model allow, on the split the runner makes."""
+    from ci_budget.budget.impact import shard_walls
+    from ci_budget.sharding.planners import parse_partition
+
+    for row in plan.matrix:
+        if row.suite is None or row.partition is None:
+            continue
+        regs = [
+            r for r in registrations
+            if r.suite == row.suite and r.enabled and row.backend in (None, r.backend)
+        ]  # fmt: skip
+        regs = [r for r in regs if not r.nightly] or regs
+        index, count = parse_partition(row.partition)
+        if regs:
+            row.predicted_wall = shard_walls(regs, row.suite, count, numbers)[index]
+            row.timeout_s = config.suite_timeout_s(row.suite, regs[0].stage)
+    return plan
 
 
 def matrix_json(plan) -> str:
@@ -124,7 +145,7 @@ def matrix_json(plan) -> str:
 
     rows = []
     for row in plan.matrix:
-        data = row.model_dump(mode="json")
+        data = row.model_dump(mode="json", exclude={"predicted_wall", "timeout_s"})
         data["spec_args"] = " ".join(row.specs)  # validated specs: safe to split on spaces
         rows.append(data)
     return json.dumps({"include": rows}, separators=(",", ":"))
@@ -147,6 +168,8 @@ def max_parallel(plan) -> tuple[str, int]:
 
 
 def describe(plan, calls: int | None) -> str:
+    from ci_budget.units import secs
+
     lines = [
         f"should-run: {'true' if plan.should_run else 'false'}",
         f"trigger: {plan.trigger}",
@@ -159,6 +182,9 @@ def describe(plan, calls: int | None) -> str:
     for row in plan.matrix:
         what = " ".join(row.specs) if row.specs else f"suite {row.suite} partition {row.partition}"
         lines.append(f"job: {row.name} [runs-on: {', '.join(row.runs_on)}] {what}")
+        if row.predicted_wall is not None:
+            of = f" of {row.timeout_s / 60:g} min" if row.timeout_s else ""
+            lines.append(f"  predicted wall: {secs(row.predicted_wall)}{of}")
     if calls is not None:
         lines.append(f"github-api-calls: {calls}")
     return "\n".join(lines)  # printed through the Sink: no line of it is a workflow command

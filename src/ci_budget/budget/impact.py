@@ -3,8 +3,9 @@ walls before and after, against the suite's timeout. Pure.
 
 Shards are counted as the gating label would dispatch them and planned as the runner would
 (`config.planner`), on the seconds sglang's CI plans with (`sharding.model.PlanNumbers`: the
-partition model's est, else the history's p90, else est_time); a shard's predicted wall is
-coeff x Σ seconds + bias. GPU cost counts est_time x the runner's GPUs.
+partition model's est, else the history's p90, else est_time); a shard's predicted wall is the
+best estimate the data allows (`PlanNumbers.shard_wall`). GPU cost counts est_time x the
+runner's GPUs.
 """
 
 from __future__ import annotations
@@ -76,14 +77,21 @@ def _plan_suite(
     if not regs:
         return [], 0.0
     seconds = numbers.weights(regs)
-    items = sorted((r.file, seconds.get((r.file, r.suite), r.est_time)) for r in regs)
     shards = suite_shards(suite, regs, config, seconds, numbers.model).size
-    shards_plan = lpt(items, shards)
+    planned = math.fsum(seconds.get((r.file, r.suite), r.est_time) for r in regs)
+    return shard_walls(regs, suite, shards, numbers), planned
+
+
+def shard_walls(
+    regs: Sequence[Registration], suite: str, shards: int, numbers: PlanNumbers
+) -> list[float]:
+    """The predicted wall of each of `shards` shards (index = partition; an empty shard too:
+    it is dispatched all the same), split as the runner splits them: LPT on the seconds sglang
+    dispatches on (`numbers.weights`); each wall from the best estimate (`shard_wall`)."""
+    seconds = numbers.weights(regs)
+    items = sorted((r.file, seconds.get((r.file, r.suite), r.est_time)) for r in regs)
     est = {r.file: r.est_time for r in regs}
-    # one per shard, even an empty one: the gating label dispatches it all the same
-    walls = [numbers.shard_wall(suite, [(f, est[f]) for f in shard]) for shard in shards_plan]
-    walls += [numbers.shard_wall(suite, [])] * (shards - len(walls))
-    return walls, math.fsum(w for _, w in items)
+    return [numbers.shard_wall(suite, [(f, est[f]) for f in s]) for s in lpt(items, shards)]
 
 
 def _risk(span: float, timeout: float, config: Config) -> str:

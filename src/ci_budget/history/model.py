@@ -240,11 +240,15 @@ class History:
         mid = len(gaps) // 2
         return gaps[mid] if len(gaps) % 2 else (gaps[mid - 1] + gaps[mid]) / 2
 
-    def recent_p50(self, file: str, suite: str, window: int = RECENT_RUNS) -> float | None:
+    def recent(self, file: str, suite: str, window: int = RECENT_RUNS) -> tuple[float | None, int]:
         """The file's typical time now: nearest-rank p50 of its newest `window` passing
-        samples (None without any)."""
+        samples (None without any), and how many passing samples it has in all."""
         passed = [s.elapsed for s in self._series.get((file, suite), []) if s.status == "passed"]
-        return percentile(passed[-window:], 50)
+        return percentile(passed[-window:], 50), len(passed)
+
+    def recent_p50(self, file: str, suite: str, window: int = RECENT_RUNS) -> float | None:
+        """`recent`'s p50 alone."""
+        return self.recent(file, suite, window)[0]
 
     def estimate(self, file: str, suite: str) -> float | None:
         """The seeded estimate for (file, suite), only where the series has no sample."""

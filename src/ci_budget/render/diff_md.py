@@ -215,11 +215,19 @@ def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
 
 
 def _numbers(report: StaticReport) -> str:
+    """What shards are split on, and what their walls are predicted from."""
     if report.predicted_from == "est_time":
         return "est_time"
     words = {"model": "the partition model's est", "history": "the measured p90"}
-    used = [words[p] for p in report.predicted_from.split("+")]
-    return ", else ".join(used) + ", else est_time; shard wall = coeff × Σ + bias"
+    split = ", else ".join(words[p] for p in report.predicted_from.split("+")) + ", else est_time"
+    if "history" not in report.predicted_from:
+        return split + "; shard wall = coeff × Σ + bias"
+    model = "the model's est, else " if "model" in report.predicted_from else ""
+    return (
+        f"{split}; shard wall = Σ each file's recent measured time (2+ passing runs), else "
+        f"{model}est_time, + the suite's job overhead"
+        + (", averaged with coeff × Σ + bias" if model else "")
+    )
 
 
 def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) -> str:

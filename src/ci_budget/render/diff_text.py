@@ -83,6 +83,12 @@ def terminal(report: StaticReport) -> str:
         head = ("RISK", "USED", "MAKESPAN vs TIMEOUT", "Σ EST_TIME", "SHARDS", "GPU COST", "SUITE")
         rows = [head, *(_suite(s) for s in report.suites)]
         out += ["", *aligned(rows, right={1})]
+        walls = [(", ".join(secs(w) for w in s.loads_after), s.suite) for s in report.suites]
+        out += [
+            "",
+            f"Predicted wall per shard (shard 0 first; from {report.predicted_from}):",
+            *aligned([("WALLS", "SUITE"), *walls], indent="  "),
+        ]
     if report.changes:
         rows = [
             (_change(c), _what(c), c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")

@@ -4,9 +4,11 @@ The model's format is sglang-ci-stats' `model.json`:
 
     {"est": {SUITE: {PATH: seconds}}, "fit": {SUITE: {"coeff": c, "bias": b}}, ...}
 
-A shard's wall time is modelled as coeff x Σ seconds + bias (each shard pays the bias once).
-Every part falls back on its own, as sglang's CI does: a file without `est` weighs what the
-history measured (p90 of passing runs), else its est_time; a suite without a fit, or whose
+sglang predicts a shard's wall as coeff x Σ seconds + bias (each shard pays the bias once);
+`PlanNumbers.shard_wall` predicts it from measured history first (two questions kept apart:
+the seconds a plan is sized and split on are sglang's; the wall it will take is the best
+estimate). Every part falls back on its own, as sglang's CI does: a file without `est` weighs
+what the history measured (p90 of passing runs), else its est_time; a suite without a fit, or whose
 coeff is not positive (regression noise), gets coeff 1, bias 0. An entry of the wrong shape is
 left out with one line saying so, and falls back like a missing one.
 """
@@ -23,6 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ci_budget.models import Registration
 
 NO_FIT = (1.0, 0.0)
+RECENT_WINDOW = 3  # a file's typical time is the p50 of its newest this many passing runs,
+ENOUGH_PASSING = 2  # once it has this many; else the model's est (backtest-tuned: performance.md)
 SOURCES = ("model", "p90", "estimate", "est_time")  # where a file's planned seconds came from
 
 
@@ -114,6 +118,9 @@ class PlanNumbers:
 
     model: PartitionModel | None = None
     history: History | None = None
+    window: int = RECENT_WINDOW
+    enough: int = ENOUGH_PASSING
+    blend: bool = True  # with the model's fit and job walls: the mean of both predictions
 
     def seconds(self, path: str, suite: str, est_time: float) -> tuple[float, str]:
         if self.model is not None and (s := self.model.seconds(path, suite)) is not None:
@@ -147,24 +154,39 @@ class PlanNumbers:
         coeff, bias = self.coeff_bias(suite)
         return coeff * seconds + bias
 
+    def typical(self, path: str, suite: str, est_time: float) -> tuple[float, str]:
+        """A file's best estimate of its next time, for predicted walls (never for counts):
+        the p50 of its newest `window` passing runs where it has at least `enough`, else
+        the model's est (a p90 over sglang's fit window), else the little history there is
+        (p50 of fewer runs, a seeded estimate), est_time last."""
+        recent, n = (None, 0)
+        if self.history is not None:
+            recent, n = self.history.recent(path, suite, self.window)
+        if recent is not None and n >= self.enough:
+            return float(recent), "recent"
+        if self.model is not None and (s := self.model.seconds(path, suite)) is not None:
+            return s, "model"
+        if recent is not None:
+            return float(recent), "recent"
+        return self.seconds(path, suite, est_time)
+
     def shard_wall(self, suite: str, files: Iterable[tuple[str, float]]) -> float:
-        """A shard's predicted wall from its (file, est_time) list. With the model's fit for
-        the suite, sglang's own prediction (coeff x Σ planned seconds + bias). Else, where the
-        history has the suite's job walls, Σ of each file's typical time (the p50 of its newest
-        3 passing runs, else its planned seconds) + the suite's median job overhead: the rule
-        the backtest on sglang's runs picks (docs/performance.md; within 5 % of the real wall
-        at the median on the held-out runs). Else Σ planned."""
+        """A shard's predicted wall from its (file, est_time) list: Σ of each file's
+        `typical` seconds + the suite's overhead, learned from its job walls (the median of
+        wall - Σ elapsed) where the history has them, else the model's fit (coeff x Σ + bias),
+        else nothing. Given a model with a fit for the suite as well as job walls, the mean of
+        that and sglang's own prediction (coeff x Σ planned seconds + bias): the model's p90s
+        see the slowest of several noisy shards, the history sees the newest runs. The rule the
+        walk-forward backtest on sglang's runs checks (docs/performance.md)."""
         files = list(files)
-        if self.model is not None and suite in self.model.fit:
-            return self.wall(suite, math.fsum(self.seconds(f, suite, e)[0] for f, e in files))
+        total = math.fsum(self.typical(f, suite, e)[0] for f, e in files)
         overhead = self.history.overhead(suite) if self.history is not None else None
         if overhead is None:
-            return math.fsum(self.seconds(f, suite, e)[0] for f, e in files)
-        return math.fsum(self._typical(f, suite, e) for f, e in files) + overhead
-
-    def _typical(self, path: str, suite: str, est_time: float) -> float:
-        p50 = self.history.recent_p50(path, suite) if self.history is not None else None
-        return float(p50) if p50 is not None else self.seconds(path, suite, est_time)[0]
+            return self.wall(suite, total)
+        if self.blend and self.model is not None and suite in self.model.fit:
+            planned = math.fsum(self.seconds(f, suite, e)[0] for f, e in files)
+            return (total + overhead + self.wall(suite, planned)) / 2
+        return total + overhead
 
     @property
     def empty(self) -> bool:
