@@ -31,7 +31,7 @@ from ci_budget.runner.command import artifact_stem, command, file_env, prepare_p
 from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.retry import RetryRules, retry_reason
-from ci_budget.runner.sandbox import NOBODY, Sandbox
+from ci_budget.runner.sandbox import Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
@@ -148,7 +148,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     stem = artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
-    datafiles.clear(out, NOBODY if opts.sandbox and opts.sandbox.root_user else None)
+    datafiles.clear(out)
     limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
     cmd, cwd = command(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
