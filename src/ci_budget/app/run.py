@@ -18,6 +18,9 @@ from ci_budget.app.run_dropin import (
     retry_rules,
 )
 from ci_budget.app.sandboxing import (
+    env_drop_option,
+    env_keep_option,
+    sandbox_cache_option,
     interpreter,
     open_sandbox,
     sandbox_expose_option,
@@ -121,6 +124,9 @@ class RunOptions:
     sandbox: str = sandbox_option()
     sandbox_expose: list[str] = sandbox_expose_option()
     sandbox_network: str = sandbox_network_option()
+    sandbox_cache: list[str] = sandbox_cache_option()
+    env_drop: list[str] = env_drop_option()
+    env_keep: list[str] = env_keep_option()
 
     @property
     def drop_in(self) -> bool:
@@ -156,7 +162,7 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         return 0
     python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
-    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    policy = sandbox_policy(options)
     box, env = open_sandbox(settings.root, settings.config, policy, python,
                             settings.env.in_actions, sink.warn)  # fmt: skip
     if box is not None:

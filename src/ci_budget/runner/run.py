@@ -253,8 +253,8 @@ def run_jobs(
 ) -> RunResults:
     stream = opts.stream or sys.stdout
 
-    def say(line: str) -> None:
-        stream.write(line + "\n")
+    def say(line: str) -> None:  # paths, leftover names, failures: the PR's text
+        stream.write(log_text(line) + "\n")
         stream.flush()
 
     opts.artifacts_dir.mkdir(parents=True, exist_ok=True)
@@ -278,7 +278,7 @@ def run_jobs(
         write_results(results, opts.out)
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-    stream.write(timings_block(results.files))
+    stream.write(log_text(timings_block(results.files)))
     stream.flush()
     return results
 

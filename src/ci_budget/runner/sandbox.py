@@ -48,6 +48,8 @@ class SandboxPolicy:
     expose: tuple[str, ...] = ()  # PATH or PATH:rw
     network: str = "host"
     caches: tuple[str, ...] = ()  # more caches than the default ones, named by the workflow
+    env_drop: tuple[str, ...] = ()  # the tests' environment (`environment.scrubbed_env`)
+    env_keep: tuple[str, ...] = ()
 
     def wanted(self, in_actions: bool) -> bool:
         return self.mode == "on" or (self.mode == "auto" and in_actions)
