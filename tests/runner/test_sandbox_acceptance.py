@@ -249,3 +249,44 @@ def test_pr_text_leaves_no_workflow_command_in_the_job_log(tmp_path):
     log = done.stdout + done.stderr
     assert "add-mask" in log and "stop-commands" in log and "broken" in log, log
     assert _live_commands(log) == [], log
+
+
+INSTALL = """\
+site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo 'VALUE = "installed in the sandbox"' > "$site/installed_mod.py" && echo "installed into $site"
+for target in "$GITHUB_ENV" "$GITHUB_PATH" "$PLANT_TOOL" "$PLANT_OWN"; do
+  if (echo 'BASH_ENV=/tmp/evil' >>"$target") 2>/dev/null; then echo "WROTE $target"; fi
+done
+env | grep -q -e GITHUB_ENV -e GITHUB_PATH && echo "WROTE: saw a file command"
+echo done
+"""
+USES_INSTALL = HEADER + """
+import installed_mod
+assert installed_mod.VALUE == "installed in the sandbox"
+"""
+
+
+def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_path):
+    """`run --install CMD`: what it installs into the tests' interpreter is there for the files
+    and gone after the run; it cannot write the file commands, the tool cache or ci-budget."""
+    sandbox_or_skip()
+    runner = Runner(tmp_path)
+    venv = tmp_path / "tests-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (runner.checkout / "ci-budget.toml").write_text('mode = "script"\n')
+    (runner.checkout / "test" / "registered" / "test_model.py").write_text(USES_INSTALL)
+    tool_file = runner.tool / "ci-budget" / "run-0123-py3.11-x86_64-m" / "pyvenv.cfg"
+    own = Path(sys.prefix) / "pyvenv.cfg"
+    before = own.read_text()
+    env = {"PLANT_TOOL": str(tool_file), "PLANT_OWN": str(own),
+           "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
+    orig = runner.env
+    runner.env = lambda: orig() | env  # type: ignore[method-assign]
+    done = runner.run([], "--python", str(venv / "bin" / "python"), "--install", INSTALL)
+    files = RunResults.model_validate_json((runner.temp / "results.json").read_text()).files
+    assert [f.status for f in files] == ["passed"], done.stdout[-3000:] + done.stderr[-2000:]
+    assert "installed into" in done.stdout and "done" in done.stdout, done.stdout
+    assert not [x for x in done.stdout.splitlines() if x.startswith("WROTE")], done.stdout
+    assert not list(venv.rglob("installed_mod.py"))  # gone with the run
+    assert all(p.read_text() == "" for p in runner.commands.values())
+    assert tool_file.read_text() == "x" and own.read_text() == before

@@ -4,7 +4,7 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
@@ -125,6 +125,12 @@ class RunOptions:
     sandbox_expose: list[str] = sandbox_expose_option()
     sandbox_network: str = sandbox_network_option()
     sandbox_cache: list[str] = sandbox_cache_option()
+    install: str | None = option(
+        None, metavar="CMD",
+        help="the repository's install step (bash -c CMD, from the root) run first, in the "
+        "tests' sandbox: what it installs into the tests' interpreter, $HOME and the caches "
+        "is there for the files and goes with the run; a failure stops the run (exit 1)",
+    )  # fmt: skip
     env_drop: list[str] = env_drop_option()
     env_keep: list[str] = env_keep_option()
 
@@ -162,12 +168,21 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         return 0
     python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
-    policy = sandbox_policy(options)
+    policy = replace(sandbox_policy(options), install=bool(options.install))
     box, env = open_sandbox(settings.root, settings.config, policy, python,
                             settings.env.in_actions, sink.warn)  # fmt: skip
     if box is not None:
         sink.echo(f"sandbox: {box.describe()}")
     try:
+        if options.install:
+            from ci_budget.runner.run import install
+
+            first, *more = options.install.strip().splitlines() or [""]
+            sink.echo(f"install (in the tests' sandbox): {first}{' ...' if more else ''}")
+            rc = install(options.install, settings.root, env, box, sink.stdout)
+            if rc != 0:
+                sink.error(f"--install exited {rc}: no file ran")
+                return 1
         return _run(settings, options, sink, python, mode, box, env)
     finally:
         if box is not None:

@@ -283,6 +283,36 @@ def run_jobs(
     return results
 
 
+def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: TextIO,
+            limit: float = 3600.0) -> int:  # fmt: skip
+    """The PR's install step (`bash -c CMD` from the repository root), in the tests' sandbox:
+    it writes into the interpreter's prefix, $HOME and the caches through the run's layers,
+    which the files see next and which go with the run. Its exit status (124: timed out)."""
+    cmd_argv = ["bash", "-c", cmd]
+    if sandbox is None:
+        tree = ProcessTree(cmd_argv, root, env)
+    else:
+        tree = sandbox.start(cmd_argv, root, env, checkout_of(root), grace=5.0)
+    pump = threading.Thread(target=_pump, args=(tree.proc.stdout, [(stream, True)], []),
+                            daemon=True)  # fmt: skip
+    pump.start()
+    try:
+        tree.proc.wait(timeout=limit)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    except BaseException:
+        tree.terminate(5.0)
+        raise
+    if timed_out:
+        tree.terminate(5.0)
+    else:
+        tree.cleanup(5.0)  # what it left running goes; a server it started is no install
+    pump.join(timeout=5)
+    rc = getattr(tree, "returncode", tree.proc.returncode)
+    return 124 if timed_out else rc if isinstance(rc, int) else 1
+
+
 def exit_status(results: RunResults) -> int:
     ran = [f for f in results.files if not (f.message or "").startswith("disabled:")]
     return 0 if all(f.status == "passed" for f in ran) else 1

@@ -50,6 +50,7 @@ class SandboxPolicy:
     caches: tuple[str, ...] = ()  # more caches than the default ones, named by the workflow
     env_drop: tuple[str, ...] = ()  # the tests' environment (`environment.scrubbed_env`)
     env_keep: tuple[str, ...] = ()
+    install: bool = False  # an install step runs first: the interpreter's prefix is layered too
 
     def wanted(self, in_actions: bool) -> bool:
         return self.mode == "on" or (self.mode == "auto" and in_actions)
@@ -102,9 +103,12 @@ class Sandbox:
         self.home = sm._real(env.get("HOME"))
         self.hide = sm.runner_paths(env) + self._own_paths()
         secrets = sm.credential_paths(self.home)
-        self.caches = [c for c in sm.cache_paths(env, policy.caches, self.hide)
+        interp = sm.interpreter_paths(python)
+        layered = [*policy.caches, *(interp if policy.install else [])]
+        self.caches = [c for c in sm.cache_paths(env, layered, self.hide)
                        if not any(sm.inside(c, x) for x in secrets)]  # fmt: skip
-        self.expose = [sm.Mount("ro-bind", p, p) for p in sm.interpreter_paths(python)]
+        self.expose = [sm.Mount("ro-bind", p, p) for p in interp
+                       if not any(sm.inside(p, c) for c in self.caches)]  # fmt: skip
         self.expose += [sm.parse_expose(spec) for spec in policy.expose]
         shown = self.caches + [m.dest for m in self.expose]
         self.secrets = [x for x in secrets if any(sm.inside(x, s) for s in shown)]
