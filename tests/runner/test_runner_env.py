@@ -130,3 +130,12 @@ def test_env_keep_cannot_bring_back_the_runners_credentials_or_file_commands(tmp
         assert name not in seen, name
     assert "GITHUB_TOKEN" not in seen and "GH_TOKEN" not in seen
     assert seen["MY_SERVICE_TOKEN"] == "ours"
+
+
+def test_an_install_steps_own_file_commands_are_read_as_the_runner_reads_them():
+    from ci_budget.runner.environment import step_file_env
+
+    env_text = "A=1\nNOTES<<EOF\nline one\nline=two\nEOF\nB=x=y\n"
+    got = step_file_env(env_text, "/venv/bin\n/opt/bin\n", {"PATH": "/usr/bin"})
+    assert got == {"A": "1", "NOTES": "line one\nline=two", "B": "x=y",
+                   "PATH": "/opt/bin:/venv/bin:/usr/bin"}  # fmt: skip

@@ -254,15 +254,17 @@ def test_pr_text_leaves_no_workflow_command_in_the_job_log(tmp_path):
 INSTALL = """\
 site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo 'VALUE = "installed in the sandbox"' > "$site/installed_mod.py" && echo "installed into $site"
-for target in "$GITHUB_ENV" "$GITHUB_PATH" "$PLANT_TOOL" "$PLANT_OWN"; do
+for target in $PLANT_JOB "$PLANT_TOOL" "$PLANT_OWN"; do
   if (echo 'BASH_ENV=/tmp/evil' >>"$target") 2>/dev/null; then echo "WROTE $target"; fi
 done
-env | grep -q -e GITHUB_ENV -e GITHUB_PATH && echo "WROTE: saw a file command"
+echo "FROM_INSTALL=set by the install step" >>"$GITHUB_ENV"  # its own, for the tests
 echo done
 """
 USES_INSTALL = HEADER + """
+import os
 import installed_mod
 assert installed_mod.VALUE == "installed in the sandbox"
+assert os.environ["FROM_INSTALL"] == "set by the install step"
 """
 
 
@@ -279,6 +281,7 @@ def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_pat
     own = Path(sys.prefix) / "pyvenv.cfg"
     before = own.read_text()
     env = {"PLANT_TOOL": str(tool_file), "PLANT_OWN": str(own),
+           "PLANT_JOB": " ".join(str(p) for p in runner.commands.values()),
            "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
     orig = runner.env
     runner.env = lambda: orig() | env  # type: ignore[method-assign]

@@ -173,23 +173,27 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
                             settings.env.in_actions, sink.warn)  # fmt: skip
     if box is not None:
         sink.echo(f"sandbox: {box.describe()}")
+    env_add: dict[str, str] = {}
     try:
         if options.install:
             from ci_budget.runner.run import install
 
             first, *more = options.install.strip().splitlines() or [""]
             sink.echo(f"install (in the tests' sandbox): {first}{' ...' if more else ''}")
-            rc = install(options.install, settings.root, env, box, sink.stdout)
+            rc, env_add = install(options.install, settings.root, env, box, sink.stdout)
             if rc != 0:
                 sink.error(f"--install exited {rc}: no file ran")
                 return 1
-        return _run(settings, options, sink, python, mode, box, env)
+        return _run(settings, options, sink, python, mode, box, env, env_add)
     finally:
         if box is not None:
             box.close()
 
 
-def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
+def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env,
+         env_add: dict[str, str]) -> int:  # fmt: skip
+    """`env_add`: what the install step set for the files (never for the probes, whose bwrap
+    starts with the environment it is given)."""
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
     from ci_budget.runner.gpu import GpuProbe
@@ -217,7 +221,7 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
         root=settings.root, config=settings.config, out=out, python=python, mode=mode,
         artifacts_dir=artifacts, timeout_per_file=options.timeout_per_file, grace=options.grace,
         heartbeat=options.heartbeat, fail_fast=options.fail_fast,
-        retry=retry_rules(settings, options.retry), sandbox=box,
+        retry=retry_rules(settings, options.retry), sandbox=box, env_add=env_add,
     )  # fmt: skip
     if options.drop_in:
         print_dry_run(selection, "text", sink)

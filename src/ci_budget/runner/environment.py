@@ -67,3 +67,28 @@ def tests_env(drop: Iterable[str] = (), keep: Iterable[str] = ()) -> dict[str, s
     import os
 
     return scrubbed_env(os.environ, drop, keep)
+
+
+def step_file_env(env_text: str, path_text: str, base: Mapping[str, str]) -> dict[str, str]:
+    """What an install step wrote to its own GITHUB_ENV (`NAME=value`, `NAME<<DELIM` ...
+    `DELIM`) and GITHUB_PATH (a folder a line, first on PATH), as runner reads them: for the
+    tests' environment, never the job's (the runner's own files are out of the sandbox's reach)."""
+    found: dict[str, str] = {}
+    lines = env_text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        name, eq, value = line.partition("=")
+        if "<<" in line and (not eq or "<<" in name):
+            name, _, delim = line.partition("<<")
+            end = next((j for j in range(i + 1, len(lines)) if lines[j] == delim), len(lines))
+            found[name], i = "\n".join(lines[i + 1 : end]), end + 1
+            continue
+        if eq and name:
+            found[name] = value
+        i += 1
+    folders = [x for x in path_text.splitlines() if x.strip()]
+    if folders:
+        path = found.get("PATH", base.get("PATH", ""))
+        found["PATH"] = ":".join([*reversed(folders), *([path] if path else [])])
+    return found

@@ -10,6 +10,7 @@ measured so far.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +28,7 @@ from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
+from ci_budget.runner.environment import step_file_env
 from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
 from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
@@ -72,6 +74,7 @@ class RunSetup:
     retry: RetryRules | None = None  # run_suite.py --enable-retry
     stream: TextIO | None = None  # progress lines; default stdout
     sandbox: Sandbox | None = None  # opened by the caller, for the whole run
+    env_add: dict[str, str] = field(default_factory=dict)  # what the install step set
 
 
 def resolve_path(path: str, root: Path) -> str:
@@ -284,11 +287,17 @@ def run_jobs(
 
 
 def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: TextIO,
-            limit: float = 3600.0) -> int:  # fmt: skip
+            limit: float = 3600.0) -> tuple[int, dict[str, str]]:  # fmt: skip
     """The PR's install step (`bash -c CMD` from the repository root), in the tests' sandbox:
     it writes into the interpreter's prefix, $HOME and the caches through the run's layers,
-    which the files see next and which go with the run. Its exit status (124: timed out)."""
+    which the files see next and which go with the run. (Its exit status (124: timed out),
+    what it wrote to a GITHUB_ENV and GITHUB_PATH of its own, for the files.)"""
     cmd_argv = ["bash", "-c", cmd]
+    steps = Path(tempfile.mkdtemp(dir=sandbox.out if sandbox else None))
+    files = {k: steps / k.lower() for k in ("GITHUB_ENV", "GITHUB_PATH")}
+    for path in files.values():
+        path.write_text("")
+    env = {**env, **{k: str(v) for k, v in files.items()}}
     if sandbox is None:
         tree = ProcessTree(cmd_argv, root, env)
     else:
@@ -310,7 +319,10 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
         tree.cleanup(5.0)  # what it left running goes; a server it started is no install
     pump.join(timeout=5)
     rc = getattr(tree, "returncode", tree.proc.returncode)
-    return 124 if timed_out else rc if isinstance(rc, int) else 1
+    got = [datafiles.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
+    text = [x.decode(errors="replace") if isinstance(x, bytes) else "" for x in got]
+    shutil.rmtree(steps, ignore_errors=True)
+    return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(*text, env)
 
 
 def exit_status(results: RunResults) -> int:

@@ -168,7 +168,8 @@ class Sandbox:
         return [sm.Mount("ro-bind", path, str(copy))]
 
     def argv(self, cmd: list[str], cwd: str, checkout: str, status_fd: int | None = None,
-             grace: float = 5.0, pinned: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             grace: float = 5.0, pinned: Sequence[str] = (), env_fd: int | None = None
+             ) -> list[str]:  # fmt: skip
         """[init layers ... --] bwrap ... -- [setpriv ...] [init STATUS_FD SETTLE GRACE --] cmd.
         The caches are writable only through their overlays (`sandbox_init.layers`), which only
         a file's run gets (`status_fd`); a probe sees them read-only."""
@@ -200,12 +201,13 @@ class Sandbox:
             args += [self.setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
                      "--"]  # fmt: skip
         if status_fd is not None:
-            args += [self.python, "-I", "-S", init, str(status_fd), str(SETTLE), str(grace), "--"]
+            args += [self.python, "-I", "-S", init, str(status_fd), str(SETTLE), str(grace)]
+            args += (["--env", str(env_fd)] if env_fd is not None else []) + ["--"]
         return args + list(cmd)
 
     def start(self, cmd: list[str], cwd: Path, env: Mapping[str, str], checkout: str,
               grace: float, pinned: Sequence[str] = ()) -> SandboxedTree:  # fmt: skip
-        argv = lambda fd: self.argv(cmd, str(cwd), checkout, fd, grace, pinned)  # noqa: E731
+        argv = lambda fd, env_fd: self.argv(cmd, str(cwd), checkout, fd, grace, pinned, env_fd)  # noqa: E731
         return SandboxedTree(argv, self.env(env))
 
     def wrap(self, checkout: str) -> Callable[[list[str]], list[str]]:

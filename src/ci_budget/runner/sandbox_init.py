@@ -6,7 +6,10 @@ to go quiet (what the file left behind ending by itself); what does not is a lef
 the rest SIGTERM, waits up to GRACE, writes one JSON line to STATUS_FD and exits. Its exit ends the PID namespace: the kernel kills every process still
 in it, a process forking as fast as it can included (no fork succeeds in a dying namespace).
 
-    python -I -S sandbox_init.py STATUS_FD SETTLE GRACE -- COMMAND...
+    python -I -S sandbox_init.py STATUS_FD SETTLE GRACE [--env ENV_FD] -- COMMAND...
+
+With `--env`, COMMAND gets the environment read (JSON) from ENV_FD: bwrap and what runs before
+it outside the sandbox never hold the tests' environment.
 
 `layers` runs before bwrap, outside the sandbox, as ci-budget's user: in a mount namespace of
 its own (and, for a non-root runner, a user namespace of its uid) it mounts each cache read-only
@@ -95,14 +98,14 @@ def _settle(seconds):
         time.sleep(0.02)
 
 
-def _start(cmd):
+def _start(cmd, env):
     pid = os.fork()
     if pid:
         return pid
     for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)  # Python ignores SIGPIPE; exec would keep that
     try:
-        os.execvp(cmd[0], cmd)
+        os.execvpe(cmd[0], cmd, env)
     except OSError as exc:
         os.write(2, f"ci-budget sandbox: cannot start {cmd[0]}: {exc}\n".encode())
     os._exit(127)
@@ -150,6 +153,11 @@ def main(argv):
     if argv[1] == "layers":
         return layers(argv)
     status_fd, settle, grace = int(argv[1]), float(argv[2]), float(argv[3])
+    env = dict(os.environ)
+    if argv[4] == "--env":
+        with os.fdopen(int(argv[5]), "rb") as fh:
+            env = json.loads(fh.read())
+        argv = argv[:4] + argv[6:]
     cmd = argv[5:] if argv[4] == "--" else argv[4:]
     _nondumpable()
     os.set_inheritable(status_fd, False)
@@ -162,7 +170,7 @@ def main(argv):
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, forward)
-    child = _start(cmd)
+    child = _start(cmd, env)
     status = 0
     while True:
         try:
