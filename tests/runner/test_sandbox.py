@@ -316,3 +316,19 @@ def test_credential_files_stay_hidden_in_a_home_the_workflow_exposes(tmp_path):
     finally:
         box.close()
     assert done.stdout.split() == ["shown", "[]", "''"], done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("knobs", "says"),
+    [
+        ({"kernel/apparmor_restrict_unprivileged_userns": "1"}, "scripts/sandbox_setup.sh"),
+        ({"kernel/unprivileged_userns_clone": "0"}, "kernel.unprivileged_userns_clone=1"),
+        ({"user/max_user_namespaces": "0"}, "user.max_user_namespaces=15000"),
+        ({}, "in a container?"),
+    ],
+)
+def test_a_refused_user_namespace_names_its_cause_and_fix(tmp_path, knobs, says):
+    for name, value in knobs.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(value + "\n")
+    assert says in sandbox._userns_hint(str(tmp_path))

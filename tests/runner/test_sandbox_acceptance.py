@@ -96,9 +96,9 @@ def test_probes_find_nothing():
 
 
 class Runner:
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, under_home: bool = False):
         self.secret = f"ghs_{uuid.uuid4().hex}"
-        self.runner = base / "actions-runner"
+        self.runner = base / ("home" if under_home else "") / "actions-runner"
         work = self.runner / "_work"
         self.temp, self.tool = work / "_temp", work / "_tool"
         self.checkout = work / "hello-gpu" / "hello-gpu"
@@ -180,9 +180,10 @@ def _user_uid() -> int:
         return pwd.getpwnam(USER).pw_uid
 
 
-def test_a_model_test_runs_as_on_the_runner_and_reaches_nothing_else(tmp_path):
+@pytest.mark.parametrize("under_home", [False, True], ids=["runner-beside-home", "runner-in-home"])
+def test_a_model_test_runs_as_on_the_runner_and_reaches_nothing_else(tmp_path, under_home):
     sandbox_or_skip()
-    runner = Runner(tmp_path)
+    runner = Runner(tmp_path, under_home)
     runner.check(runner.run(), os.geteuid())
 
 

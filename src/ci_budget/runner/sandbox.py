@@ -232,9 +232,27 @@ class Sandbox:
                                f"checkout {checkout}: give it the checkout (chown); or {OPT_OUT}")  # fmt: skip
         why = next((x for x in lines if x.startswith(("bwrap:", "setpriv:"))), None)
         why = why or (lines[-1] if lines else f"exit {tree.proc.returncode}")
-        hint = " (Ubuntu 24.04: AppArmor's user-namespace restriction: scripts/sandbox_setup.sh)"
-        hint = hint if "uid map" in why or "new namespace" in why else ""
+        hint = _userns_hint() if "uid map" in why or "namespace" in why else ""
         raise SandboxError(f"the tests' sandbox cannot start: {why}{hint}; or {OPT_OUT}")
+
+
+def _userns_hint(proc: str = "/proc/sys") -> str:
+    """Why the kernel refuses a non-root runner its user namespace, and the fix."""
+
+    def knob(name: str) -> str:
+        try:
+            return Path(proc, name).read_text().strip()
+        except OSError:
+            return ""
+
+    if knob("kernel/apparmor_restrict_unprivileged_userns") == "1":
+        return (" (Ubuntu 23.10+/24.04: AppArmor restricts user namespaces; run "
+                "scripts/sandbox_setup.sh as root once: a profile for bwrap alone)")  # fmt: skip
+    if knob("kernel/unprivileged_userns_clone") == "0":
+        return " (user namespaces are off: sysctl -w kernel.unprivileged_userns_clone=1)"
+    if knob("user/max_user_namespaces") == "0":
+        return " (user namespaces are off: sysctl -w user.max_user_namespaces=15000)"
+    return " (in a container? let it create user namespaces, or run the runner as root)"
 
 
 # The sandbox's self-check: the tests' user lists the checkout (exit 13 when it may not).
