@@ -294,3 +294,21 @@ def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_pat
     assert not list(venv.rglob("installed_mod.py"))  # gone with the run
     assert all(p.read_text() == "" for p in runner.commands.values())
     assert tool_file.read_text() == "x" and own.read_text() == before
+
+
+@pytest.mark.parametrize("key", ['sandbox = "off"', 'sandbox-network = "none"',
+                                 'sandbox-expose = ["/"]', 'unsandboxed-tests = true'])  # fmt: skip
+def test_no_sandbox_key_in_the_prs_config_is_accepted(tmp_path, key):
+    """The config file has no sandbox key (the policy is the workflow's): one spelled as if it
+    had is refused with one line, and nothing runs."""
+    repo = tmp_path / "repo"
+    (repo / "test" / "registered").mkdir(parents=True)
+    (repo / "test" / "registered" / "test_x.py").write_text(HEADER + "def test_x():\n    pass\n")
+    (repo / "ci-budget.toml").write_text(key + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "run", "--root", str(repo), "--suite",
+         "base-b-test-1-gpu-large", "--out", str(tmp_path / "r.json"), "--sandbox", "off"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert key.split(" ")[0] in done.stderr and not (tmp_path / "r.json").exists()
