@@ -261,12 +261,15 @@ done
 echo "FROM_INSTALL=set by the install step" >>"$GITHUB_ENV"  # its own, for the tests
 echo done
 """
-USES_INSTALL = HEADER + """
+USES_INSTALL = (
+    HEADER
+    + """
 import os
 import installed_mod
 assert installed_mod.VALUE == "installed in the sandbox"
 assert os.environ["FROM_INSTALL"] == "set by the install step"
 """
+)
 
 
 def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_path):

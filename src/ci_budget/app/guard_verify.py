@@ -19,9 +19,9 @@ from ci_budget.app.options import option
 from ci_budget.app.sandboxing import (
     env_drop_option,
     env_keep_option,
-    sandbox_cache_option,
     interpreter,
     open_sandbox,
+    sandbox_cache_option,
     sandbox_expose_option,
     sandbox_network_option,
     sandbox_option,

@@ -20,9 +20,9 @@ from ci_budget.app.run_dropin import (
 from ci_budget.app.sandboxing import (
     env_drop_option,
     env_keep_option,
-    sandbox_cache_option,
     interpreter,
     open_sandbox,
+    sandbox_cache_option,
     sandbox_expose_option,
     sandbox_network_option,
     sandbox_option,

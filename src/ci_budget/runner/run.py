@@ -28,13 +28,14 @@ from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
-from ci_budget.runner.environment import step_file_env
 from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
+from ci_budget.runner.environment import step_file_env
 from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.retry import RetryRules, retry_reason
 from ci_budget.runner.sandbox import Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
+from ci_budget.runner.sandbox_tree import SandboxedTree
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
 
@@ -298,6 +299,7 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
     for path in files.values():
         path.write_text("")
     env = {**env, **{k: str(v) for k, v in files.items()}}
+    tree: ProcessTree | SandboxedTree
     if sandbox is None:
         tree = ProcessTree(cmd_argv, root, env)
     else:
@@ -322,7 +324,9 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
     got = [datafiles.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
     text = [x.decode(errors="replace") if isinstance(x, bytes) else "" for x in got]
     shutil.rmtree(steps, ignore_errors=True)
-    return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(*text, env)
+    return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(
+        text[0], text[1], env
+    )
 
 
 def exit_status(results: RunResults) -> int:
