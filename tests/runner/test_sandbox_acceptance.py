@@ -170,6 +170,7 @@ class Runner:
         assert sorted(p.name for p in self.model.parent.iterdir()) == ["model.safetensors"]
         assert all(p.read_text() == "" for p in self.commands.values())
         assert "sandbox: bubblewrap" in done.stdout
+        assert not list(self.temp.glob("ci-budget-sandbox-*"))  # the run's layers are gone
 
 
 def _user_uid() -> int:

@@ -145,6 +145,10 @@ class Sandbox:
                 f"caches {caches} (writes discarded after the run)")  # fmt: skip
 
     def close(self) -> None:
+        # overlayfs leaves its work folders mode 000: open them so the run's folder can go
+        for top, dirs, _ in os.walk(self.scratch["layers"]):
+            for name in dirs:
+                os.chmod(os.path.join(top, name), 0o700)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def env(self, base: Mapping[str, str]) -> dict[str, str]:
