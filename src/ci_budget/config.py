@@ -97,7 +97,7 @@ class Config(Section):
     # Ignored, with a warning, by the commands that run tests: in a GPU job this file is the
     # PR's. The tests' environment comes from the workflow (`run --env-drop/--env-keep`).
     env_drop: list[str] = Field(default_factory=list)
-    env_keep: list[str] = Field(default_factory=list)  # kept anyway (never ACTIONS_*, INPUT_*)
+    env_keep: list[str] = Field(default_factory=list)  # ignored too (see env-drop)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)
