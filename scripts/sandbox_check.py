@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -45,7 +44,11 @@ def main() -> int:
     try:
         print(f"sandbox: {box.describe()}", flush=True)
         cmd = args.command or ["sh", "-c", f'nvidia-smi -L; "$0" -c "{TORCH}"', args.python]
-        return subprocess.run(box.argv(cmd, cwd, cwd), env=box.env(env)).returncode
+        tree = box.start(cmd, Path(cwd), env, cwd, grace=5.0)
+        out, _ = tree.proc.communicate()
+        sys.stdout.write(out.decode(errors="replace"))
+        tree.cleanup(5.0)
+        return tree.returncode or 0
     finally:
         box.close()
 

@@ -94,10 +94,10 @@ class Config(Section):
     # a registered file whose `if __name__ == "__main__":` calls nothing: warning, error, ignore
     main_block: Literal["warning", "error", "ignore"] = "warning"
     gpu_arch: dict[str, str] = Field(default_factory=dict)  # GPU name -> arch, over the built-in
-    # The tests' environment: names or fnmatch patterns dropped on top of the built-in list
-    # (credentials, runner file commands), and ones kept whatever that list says.
+    # Ignored, with a warning, by the commands that run tests: in a GPU job this file is the
+    # PR's. The tests' environment comes from the workflow (`run --env-drop/--env-keep`).
     env_drop: list[str] = Field(default_factory=list)
-    env_keep: list[str] = Field(default_factory=list)  # kept anyway (never ACTIONS_*, INPUT_*)
+    env_keep: list[str] = Field(default_factory=list)  # ignored too (see env-drop)
     github: GithubSettings = Field(default_factory=GithubSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     retry_patterns: RetryPatterns = Field(default_factory=RetryPatterns)

@@ -58,7 +58,7 @@ FILE_COMMANDS = [
 ]
 
 
-def _run(tmp_path: Path, monkeypatch, config: str = "") -> dict[str, str]:
+def _run(tmp_path: Path, monkeypatch, config: str = "", *args: str) -> dict[str, str]:
     repo = tmp_path / "repo"
     test = repo / "test" / "registered" / "test_env_dump.py"
     test.parent.mkdir(parents=True)
@@ -73,7 +73,7 @@ def _run(tmp_path: Path, monkeypatch, config: str = "") -> dict[str, str]:
     dump = tmp_path / "env.json"
     monkeypatch.setenv("ENV_DUMP", str(dump))
     rc = main(["run", "--root", str(repo), "--out", str(tmp_path / "r.json"), "--suite",
-               "base-b-test-1-gpu-large"])  # fmt: skip
+               "base-b-test-1-gpu-large", *args])  # fmt: skip
     assert rc == 0
     return json.loads(dump.read_text())
 
@@ -94,30 +94,48 @@ def test_the_test_process_sees_no_credential_and_no_runner_command_file(tmp_path
         assert (tmp_path / name.lower()).read_text() == ""
 
 
-def test_env_drop_and_env_keep_from_config(tmp_path, monkeypatch):
-    config = 'env-drop = ["MY_SERVICE_*"]\nenv-keep = ["GH_TOKEN"]\n'
-    seen = _run(tmp_path, monkeypatch, config)
-    assert "MY_SERVICE_TOKEN" not in seen
-    assert seen["GH_TOKEN"] == "ghs_job_token"  # kept on purpose by the repository
-    assert "GITHUB_TOKEN" not in seen and "HF_TOKEN" in seen
+def test_env_drop_and_env_keep_come_from_the_workflow_never_from_the_config_file(
+    tmp_path, monkeypatch, capsys
+):
+    config = 'env-drop = ["HF_TOKEN", "CUDA_*"]\nenv-keep = ["GH_TOKEN", "ACTIONS_*", "GITHUB_*"]\n'
+    seen = _run(tmp_path, monkeypatch, config, "--env-drop", "MY_SERVICE_*")
+    assert "the config file's env-drop and env-keep are ignored" in capsys.readouterr().err
+    assert "MY_SERVICE_TOKEN" not in seen  # the workflow's
+    assert seen["HF_TOKEN"] == "hf_model_download" and "CUDA_VISIBLE_DEVICES" in seen
+    for name in ["GH_TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", *FILE_COMMANDS]:
+        assert name not in seen, name
+
+
+def test_a_token_under_another_name_goes_too(monkeypatch):
+    env = {"GITHUB_TOKEN": "ghs_job_token_value", "MY_PAT": "x ghs_job_token_value", "A": "b"}
+    assert scrubbed_env(env, keep=["*"]) == {"A": "b"}
 
 
 def test_scrub_is_by_name_and_pattern():
     env = {"GITHUB_TOKEN": "t", "INPUT_X": "i", "github_token": "lower", "CUDA_HOME": "/c"}
     assert scrubbed_env(env) == {"github_token": "lower", "CUDA_HOME": "/c"}
-    assert scrubbed_env(env, drop=["CUDA_*"], keep=["GITHUB_TOKEN"]) == {
-        "GITHUB_TOKEN": "t",
+    assert scrubbed_env(env, drop=["CUDA_*"], keep=["GITHUB_TOKEN", "INPUT_X"]) == {
         "github_token": "lower",
     }
     assert "GITHUB_TOKEN" in DEFAULT_DROP and "INPUT_*" in DEFAULT_DROP
 
 
 def test_env_keep_cannot_bring_back_the_runners_credentials_or_file_commands(tmp_path, monkeypatch):
-    """In a GPU job the config file is the PR's: `env-keep = ["*"]` there must not hand the tests
-    the runtime token (cache writes in the default branch's scope), OIDC or the file commands."""
-    seen = _run(tmp_path, monkeypatch, 'env-keep = ["*"]\n')
+    """Not even the workflow's `--env-keep "*"` hands the tests the job token, the runtime token
+    (cache writes in the default branch's scope), OIDC or the file commands."""
+    seen = _run(tmp_path, monkeypatch, "", "--env-keep", "*")
     for name in [*FILE_COMMANDS, "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL",
                  "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
                  "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "INPUT_SPECS"]:  # fmt: skip
         assert name not in seen, name
-    assert seen["GITHUB_TOKEN"] == "ghs_job_token"  # a token the repository may keep on purpose
+    assert "GITHUB_TOKEN" not in seen and "GH_TOKEN" not in seen
+    assert seen["MY_SERVICE_TOKEN"] == "ours"
+
+
+def test_an_install_steps_own_file_commands_are_read_as_the_runner_reads_them():
+    from ci_budget.runner.environment import step_file_env
+
+    env_text = "A=1\nNOTES<<EOF\nline one\nline=two\nEOF\nB=x=y\n"
+    got = step_file_env(env_text, "/venv/bin\n/opt/bin\n", {"PATH": "/usr/bin"})
+    assert got == {"A": "1", "NOTES": "line one\nline=two", "B": "x=y",
+                   "PATH": "/opt/bin:/venv/bin:/usr/bin"}  # fmt: skip

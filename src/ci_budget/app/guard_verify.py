@@ -17,8 +17,11 @@ from typing import TextIO
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
 from ci_budget.app.sandboxing import (
+    env_drop_option,
+    env_keep_option,
     interpreter,
     open_sandbox,
+    sandbox_cache_option,
     sandbox_expose_option,
     sandbox_network_option,
     sandbox_option,
@@ -80,6 +83,9 @@ class VerifyOptions:
     sandbox: str = sandbox_option()
     sandbox_expose: list[str] = sandbox_expose_option()
     sandbox_network: str = sandbox_network_option()
+    sandbox_cache: list[str] = sandbox_cache_option()
+    env_drop: list[str] = env_drop_option()
+    env_keep: list[str] = env_keep_option()
 
 
 class GuardError(Exception):
@@ -248,7 +254,7 @@ def guard_verify(settings, options: VerifyOptions, sink: Sink | None = None) -> 
     if not (root / rel).is_file():
         raise AppError(f"{options.file}: no such file")
     python = interpreter(options.python) if options.python else sys.executable
-    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    policy = sandbox_policy(options)
     box, _ = open_sandbox(root, config, policy, python, settings.env.in_actions, sink.warn)
 
     def mismatch(why: str) -> None:

@@ -4,7 +4,7 @@ recorded to the results file after every file (or, with `dry_run`, only what wou
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
@@ -18,8 +18,11 @@ from ci_budget.app.run_dropin import (
     retry_rules,
 )
 from ci_budget.app.sandboxing import (
+    env_drop_option,
+    env_keep_option,
     interpreter,
     open_sandbox,
+    sandbox_cache_option,
     sandbox_expose_option,
     sandbox_network_option,
     sandbox_option,
@@ -121,6 +124,15 @@ class RunOptions:
     sandbox: str = sandbox_option()
     sandbox_expose: list[str] = sandbox_expose_option()
     sandbox_network: str = sandbox_network_option()
+    sandbox_cache: list[str] = sandbox_cache_option()
+    install: str | None = option(
+        None, metavar="CMD",
+        help="the repository's install step (bash -c CMD, from the root) run first, in the "
+        "tests' sandbox: what it installs into the tests' interpreter, $HOME and the caches "
+        "is there for the files and goes with the run; a failure stops the run (exit 1)",
+    )  # fmt: skip
+    env_drop: list[str] = env_drop_option()
+    env_keep: list[str] = env_keep_option()
 
     @property
     def drop_in(self) -> bool:
@@ -156,19 +168,32 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         return 0
     python = interpreter(options.python) if options.python else sys.executable
     mode = options.mode or settings.config.mode
-    policy = sandbox_policy(options.sandbox, options.sandbox_expose, options.sandbox_network)
+    policy = replace(sandbox_policy(options), install=bool(options.install))
     box, env = open_sandbox(settings.root, settings.config, policy, python,
                             settings.env.in_actions, sink.warn)  # fmt: skip
     if box is not None:
         sink.echo(f"sandbox: {box.describe()}")
+    env_add: dict[str, str] = {}
     try:
-        return _run(settings, options, sink, python, mode, box, env)
+        if options.install:
+            from ci_budget.runner.run import install
+
+            first, *more = options.install.strip().splitlines() or [""]
+            sink.echo(f"install (in the tests' sandbox): {first}{' ...' if more else ''}")
+            rc, env_add = install(options.install, settings.root, env, box, sink.stdout)
+            if rc != 0:
+                sink.error(f"--install exited {rc}: no file ran")
+                return 1
+        return _run(settings, options, sink, python, mode, box, env, env_add)
     finally:
         if box is not None:
             box.close()
 
 
-def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env) -> int:
+def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box, env,
+         env_add: dict[str, str]) -> int:  # fmt: skip
+    """`env_add`: what the install step set for the files (never for the probes, whose bwrap
+    starts with the environment it is given)."""
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
     from ci_budget.runner.gpu import GpuProbe
@@ -196,7 +221,7 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
         root=settings.root, config=settings.config, out=out, python=python, mode=mode,
         artifacts_dir=artifacts, timeout_per_file=options.timeout_per_file, grace=options.grace,
         heartbeat=options.heartbeat, fail_fast=options.fail_fast,
-        retry=retry_rules(settings, options.retry), sandbox=box,
+        retry=retry_rules(settings, options.retry), sandbox=box, env_add=env_add,
     )  # fmt: skip
     if options.drop_in:
         print_dry_run(selection, "text", sink)

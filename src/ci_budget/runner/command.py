@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from ci_budget.runner.environment import tests_env
+from ci_budget.runner.environment import scrubbed_env, tests_env
 from ci_budget.sharding.select import Job
 
 # Plugins the tests' interpreter needs. On a GPU runner that interpreter is the project's own
@@ -70,6 +70,7 @@ def command(job: Job, opts, out: Path) -> tuple[list[str], Path]:
 
 def file_env(opts, plugin_dir: Path | None, progress_file: Path) -> dict:
     env = tests_env(opts.config.env_drop, opts.config.env_keep)
+    env.update(scrubbed_env(opts.env_add, opts.config.env_drop, opts.config.env_keep))
     first = [str(plugin_dir)] if plugin_dir is not None else []
     if first or opts.pythonpath:
         path = (*first, *opts.pythonpath, env.get("PYTHONPATH"))

@@ -80,10 +80,8 @@ def _write_new(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
-def clear(folder: Path, owner: int | None = None) -> None:
+def clear(folder: Path) -> None:
     """Empty the tests' folder between files (nothing planted by one file is read for the
-    next); `owner`: the uid it must belong to (the sandbox user)."""
+    next)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(mode=0o700, exist_ok=True)
-    if owner is not None:
-        os.chown(folder, owner, owner)

@@ -10,6 +10,7 @@ measured so far.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -28,11 +29,13 @@ from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
 from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
+from ci_budget.runner.environment import step_file_env
 from ci_budget.runner.outcome import file_result, read_lines, write_results
 from ci_budget.runner.proctree import ProcessTree, child_subreaper
 from ci_budget.runner.retry import RetryRules, retry_reason
-from ci_budget.runner.sandbox import NOBODY, Sandbox
+from ci_budget.runner.sandbox import Sandbox
 from ci_budget.runner.sandbox_mounts import checkout_of
+from ci_budget.runner.sandbox_tree import SandboxedTree
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
 
@@ -72,6 +75,7 @@ class RunSetup:
     retry: RetryRules | None = None  # run_suite.py --enable-retry
     stream: TextIO | None = None  # progress lines; default stdout
     sandbox: Sandbox | None = None  # opened by the caller, for the whole run
+    env_add: dict[str, str] = field(default_factory=dict)  # what the install step set
 
 
 def resolve_path(path: str, root: Path) -> str:
@@ -148,7 +152,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     stem = artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
-    datafiles.clear(out, NOBODY if opts.sandbox and opts.sandbox.root_user else None)
+    datafiles.clear(out)
     limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
     cmd, cwd = command(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
@@ -253,8 +257,8 @@ def run_jobs(
 ) -> RunResults:
     stream = opts.stream or sys.stdout
 
-    def say(line: str) -> None:
-        stream.write(line + "\n")
+    def say(line: str) -> None:  # paths, leftover names, failures: the PR's text
+        stream.write(log_text(line) + "\n")
         stream.flush()
 
     opts.artifacts_dir.mkdir(parents=True, exist_ok=True)
@@ -278,9 +282,51 @@ def run_jobs(
         write_results(results, opts.out)
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-    stream.write(timings_block(results.files))
+    stream.write(log_text(timings_block(results.files)))
     stream.flush()
     return results
+
+
+def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: TextIO,
+            limit: float = 3600.0) -> tuple[int, dict[str, str]]:  # fmt: skip
+    """The PR's install step (`bash -c CMD` from the repository root), in the tests' sandbox:
+    it writes into the interpreter's prefix, $HOME and the caches through the run's layers,
+    which the files see next and which go with the run. (Its exit status (124: timed out),
+    what it wrote to a GITHUB_ENV and GITHUB_PATH of its own, for the files.)"""
+    cmd_argv = ["bash", "-c", cmd]
+    steps = Path(tempfile.mkdtemp(dir=sandbox.out if sandbox else None))
+    files = {k: steps / k.lower() for k in ("GITHUB_ENV", "GITHUB_PATH")}
+    for path in files.values():
+        path.write_text("")
+    env = {**env, **{k: str(v) for k, v in files.items()}}
+    tree: ProcessTree | SandboxedTree
+    if sandbox is None:
+        tree = ProcessTree(cmd_argv, root, env)
+    else:
+        tree = sandbox.start(cmd_argv, root, env, checkout_of(root), grace=5.0)
+    pump = threading.Thread(target=_pump, args=(tree.proc.stdout, [(stream, True)], []),
+                            daemon=True)  # fmt: skip
+    pump.start()
+    try:
+        tree.proc.wait(timeout=limit)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    except BaseException:
+        tree.terminate(5.0)
+        raise
+    if timed_out:
+        tree.terminate(5.0)
+    else:
+        tree.cleanup(5.0)  # what it left running goes; a server it started is no install
+    pump.join(timeout=5)
+    rc = getattr(tree, "returncode", tree.proc.returncode)
+    got = [datafiles.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
+    text = [x.decode(errors="replace") if isinstance(x, bytes) else "" for x in got]
+    shutil.rmtree(steps, ignore_errors=True)
+    return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(
+        text[0], text[1], env
+    )
 
 
 def exit_status(results: RunResults) -> int:

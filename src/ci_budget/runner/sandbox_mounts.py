@@ -3,16 +3,16 @@
 Everything is read-only. Replaced by an empty read-only directory: the runner's own places
 (its install directory, work directory, RUNNER_TEMP, tool cache), ci-budget's code and venv,
 /run (daemon sockets). Replaced by the run's scratch folders: /tmp, /var/tmp and $HOME. Shown
-again on top: the checkout (writable, its .git read-only), the tests' interpreter and the
-paths the workflow exposes. Mounts apply shallowest first, so a path shown inside a hidden one
-is mounted after it.
+again on top: the checkout (writable, its .git read-only), the caches (`cache_paths`: writable
+through a layer of the run, `sandbox_init.layers`), the tests' interpreter and the paths the
+workflow exposes. Credential files under $HOME stay hidden whatever is shown (`CREDENTIALS`).
+Mounts apply shallowest first, so a path shown inside a hidden one is mounted after it.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,18 @@ from pathlib import Path
 # nodes, AMD KFD, compute accelerators, InfiniBand/RDMA, GPUDirect RDMA, AWS Neuron.
 GPU_DEVICES = ("nvidia*", "dri", "kfd", "accel", "infiniband", "gdrdrv", "neuron*")
 RUNNER_EXES = ("Runner.Worker", "Runner.Listener")
+# The caches a GPU runner keeps, found by default: under $HOME, and the folders these name.
+HOME_CACHES = (".cache", ".triton", ".nv")
+CACHE_ENV = ("XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+             "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "TORCH_HOME", "TRITON_CACHE_DIR",
+             "TORCHINDUCTOR_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH",
+             "MODELSCOPE_CACHE", "VLLM_CACHE_ROOT", "FLASHINFER_WORKSPACE_BASE")  # fmt: skip
+# Credential files and folders under $HOME: hidden even inside a path shown to the tests.
+CREDENTIALS = (".ssh", ".gnupg", ".docker", ".netrc", ".git-credentials", ".gitconfig",
+               ".config/git/credentials", ".config/gh", ".config/hub", ".aws", ".azure",
+               ".config/gcloud", ".kube", ".pypirc", ".npmrc", ".yarnrc", ".cargo/credentials",
+               ".cargo/credentials.toml", ".m2/settings.xml", ".gradle/gradle.properties",
+               ".terraform.d", ".vault-token", ".config/sops")  # fmt: skip
 _RANK = {"tmpfs": 0, "ro-bind": 1, "bind": 1, "dev-bind": 1}
 
 
@@ -81,6 +93,30 @@ def runner_paths(env: Mapping[str, str]) -> list[str]:
     return [p for p in found if p]
 
 
+def cache_paths(env: Mapping[str, str], named: Iterable[str], hidden: Iterable[str]) -> list[str]:
+    """The caches shown to the tests: $HOME's and those the job's environment or the workflow
+    (`named`) name, that exist; never $HOME itself, / or a folder holding a hidden path; one
+    inside another counts once."""
+    home = _real(env.get("HOME"))
+    wanted = [os.path.join(home, c) for c in HOME_CACHES] if home else []
+    wanted += [env[k] for k in CACHE_ENV if env.get(k)] + list(named)
+    found: list[str] = []
+    for path in wanted:
+        real = _real(os.path.expanduser(path))
+        if real is None or real == home or any(inside(h, real) for h in hidden):
+            continue
+        if not any(inside(real, f) for f in found):
+            found = [f for f in found if not inside(f, real)] + [real]
+    return sorted(found)
+
+
+def credential_paths(home: str | None) -> list[str]:
+    """The credential files and folders of the runner user's $HOME that exist."""
+    if not home:
+        return []
+    return [p for c in CREDENTIALS if os.path.lexists(p := os.path.join(home, c))]
+
+
 def interpreter_paths(python: str) -> list[str]:
     """The tests' interpreter's venv and base prefix, read from disk (never run outside)."""
     exe = Path(python)
@@ -114,24 +150,6 @@ def gpu_devices(dev: str = "/dev") -> list[str]:
     return found
 
 
-def device_groups(devices: Iterable[str]) -> list[int]:
-    """Groups owning device nodes that others may not open (render, video): what an
-    unprivileged sandbox user needs, and nothing more; never root's group."""
-    gids = set()
-    for top in devices:
-        nodes = [top] + (
-            [os.path.join(top, n) for n in os.listdir(top)] if os.path.isdir(top) else []
-        )
-        for node in nodes:
-            try:
-                st = os.stat(node)
-            except OSError:
-                continue
-            if stat.S_ISCHR(st.st_mode) and st.st_mode & 0o006 != 0o006 and st.st_gid != 0:
-                gids.add(st.st_gid)
-    return sorted(gids)
-
-
 def parse_expose(spec: str) -> Mount:
     """PATH (read-only) or PATH:rw; a path under /dev is a device bind."""
     path, rw = (spec[:-3], True) if spec.endswith(":rw") else (spec.removesuffix(":ro"), False)
@@ -150,8 +168,15 @@ class View:
     scratch: Mapping[str, str]  # tmp, home, out, lib -> folder
     home: str | None  # the runner user's $HOME, replaced by scratch["home"]
     devices: list[str]
-    searchable: bool = True  # the sandbox user may pass through every directory the runner can
     pinned: list[str] = field(default_factory=list)  # ci-budget's outputs: read-only if shown
+    caches: list[Mount] = field(default_factory=list)  # writable through the run's layer, or not
+    secrets: list[str] = field(default_factory=list)  # hidden whatever else is shown
+    extra: list[Mount] = field(default_factory=list)  # last: ci-budget's own replacements
+
+    def _secret_masks(self) -> list[Mount]:
+        return [Mount("tmpfs", p) if os.path.isdir(p) and not os.path.islink(p)
+                else Mount("ro-bind", p, os.path.join(self.scratch["lib"], "empty"))
+                for p in self.secrets]  # fmt: skip
 
     def _pins(self) -> list[Mount]:
         """ci-budget's results file and artifacts folder, when they lie in the writable
@@ -187,35 +212,16 @@ class View:
         home = self.home or s["home"]
         mounts.append(Mount("bind", home, s["home"]))
         mounts += [Mount("dev-bind", d, d) for d in self.devices]
-        mounts += list(self.expose)
+        mounts += self.caches
+        mounts += [m for m in self.expose if not any(inside(m.dest, s) for s in self.secrets)]
         mounts.append(Mount("bind", self.checkout, self.checkout))
         git = os.path.join(self.checkout, ".git")
         if os.path.lexists(git):
             mounts.append(Mount("ro-bind", git, git))
         mounts += self._pins()
         mounts += [Mount("bind", s["out"], s["out"]), Mount("ro-bind", s["lib"], s["lib"])]
-        if not self.searchable:
-            mounts += [Mount("tmpfs", d) for d in self._unsearchable(mounts)]
+        mounts += self._secret_masks() + list(self.extra)
         return _dedupe(sorted(mounts, key=lambda m: (m.dest.count("/"), _RANK[m.kind])))
-
-    def _unsearchable(self, mounts: list[Mount]) -> list[str]:
-        """Host directories on the way to a mount that others may not enter (/root is 0700):
-        hidden behind an empty tmpfs, so the unprivileged sandbox user reaches what is shown
-        inside them, and nothing else there (which it could not read anyway)."""
-        found: set[str] = set()
-        for m in mounts:
-            parts = m.dest.strip("/").split("/")[:-1]
-            for i in range(1, len(parts) + 1):
-                top = "/" + "/".join(parts[:i])
-                if any(inside(top, o.dest) for o in mounts if o is not m) or top in found:
-                    break
-                try:
-                    if not os.stat(top).st_mode & stat.S_IXOTH:
-                        found.add(top)
-                        break
-                except OSError:
-                    break
-        return sorted(found)
 
 
 def _dedupe(mounts: list[Mount]) -> list[Mount]:

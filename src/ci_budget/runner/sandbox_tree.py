@@ -8,30 +8,41 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 
 from ci_budget.runner.proctree import children_of
 
 SETTLE = 1.0  # seconds a file's leftovers get to end by themselves before they count
+# What bwrap (and the layers helper) run with outside the sandbox: none of the tests'
+# environment, which an install step may have set (LD_PRELOAD in a root process is an escape).
+OUTSIDE_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 
 
 class SandboxedTree:
     """A file's process in the sandbox, with the interface of `proctree.ProcessTree`."""
 
-    def __init__(self, argv: Callable[[int], list[str]], env: Mapping[str, str]):
+    def __init__(self, argv: Callable[[int, int], list[str]], env: Mapping[str, str]):
+        """`argv(status_fd, env_fd)`: the sandbox's init reads the tests' environment from
+        `env_fd` (an unlinked file) and reports through `status_fd`."""
         read, write = os.pipe()
+        with tempfile.TemporaryFile() as held:
+            held.write(json.dumps(dict(env)).encode())
+            held.flush()
+            env_fd = os.open(f"/proc/self/fd/{held.fileno()}", os.O_RDONLY)
         try:
             self.proc = subprocess.Popen(
-                argv(write),
-                env=dict(env),
+                argv(write, env_fd),
+                env=OUTSIDE_ENV,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                pass_fds=(write,),
+                pass_fds=(write, env_fd),
             )
         finally:
             os.close(write)
+            os.close(env_fd)
         self._read: int | None = read
         self._status: dict | None = None
         self.leftover_names: list[str] = []
