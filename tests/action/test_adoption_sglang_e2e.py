@@ -126,12 +126,10 @@ class Repo:
                   "actor": payload.get("sender", {}).get("login", MAINTAINER)}  # fmt: skip
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
         # The runner image: python3 with PyYAML and requests, gh and jq; no ci-budget (the
-        # stage step's `command: setup` puts it on PATH, as on a runner without it).
-        tools = [str(HARNESS_BIN), str(_python_only(self.tmp))]
-        path = [d for d in [*tools, *env.get("PATH", "").split(os.pathsep)]
-                if d and not os.path.exists(os.path.join(d, "ci-budget"))]  # fmt: skip
+        # stage step's `command: setup` puts one on PATH, ahead of the failing stub).
+        tools = [str(HARNESS_BIN), str(_no_ci_budget(self.tmp)), os.path.dirname(os.sys.executable)]
         env.update(
-            PATH=os.pathsep.join(path), CI="true",
+            PATH=os.pathsep.join([*tools, env.get("PATH", "")]), CI="true",
             GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=event_name, GITHUB_REPOSITORY=repo,
             GITHUB_API_URL=self.standin.url, GITHUB_SERVER_URL="https://github.example",
             GITHUB_SHA=sha, GITHUB_REF=ref, GITHUB_RUN_ID=run_id, RUNNER_TEMP=str(self.temp),
@@ -147,15 +145,15 @@ class Repo:
         return jobs
 
 
-def _python_only(tmp: Path) -> Path:
-    """A folder with python3 and python (this interpreter, its packages) and nothing else: the
-    interpreter's own folder also holds the ci-budget it was installed with."""
-    folder = tmp / "python-only"
+def _no_ci_budget(tmp: Path) -> Path:
+    """A folder whose `ci-budget` fails, ahead of this interpreter's (which has the one the
+    test session installed): only what a step puts on PATH before it runs."""
+    folder = tmp / "no-ci-budget"
     if not folder.is_dir():
         folder.mkdir()
-        for name in ("python3", "python"):
-            (folder / name).write_text(f'#!/bin/sh\nexec "{os.sys.executable}" "$@"\n')
-            (folder / name).chmod(0o755)
+        stub = folder / "ci-budget"
+        stub.write_text('#!/bin/sh\necho "ci-budget: not on this runner image" >&2\nexit 127\n')
+        stub.chmod(0o755)
     return folder
 
 
@@ -413,6 +411,11 @@ def test_a_pr_run_where_no_stage_job_ran_is_green_and_creates_no_comment(
     gh = Repo(tmp_path, origin, github_standin, runner_temp, project)
     pushed = _pull_event(github_standin, origin, "synchronize", fork=False, branch=branch,
                          labels=labels)  # fmt: skip
+    # Level 3 beside it, on the same push: its plan runs nothing and says nothing.
+    own = gh.deliver("pull_request_target", pushed)["ci-budget.yml"]
+    assert own["plan"][0].result == "success", explain(own)
+    assert own["plan"][0].outputs["should-run"] == "false"
+    assert own["run"][0].result == own["report"][0].result == "skipped"
     jobs = gh.deliver("pull_request", pushed, sha=head, only="pr-test.yml")["pr-test.yml"]
     for suite in sglang_ci.SUITES:
         assert all(r.result == "skipped" for r in jobs[suite]), (suite, explain(jobs))
@@ -434,6 +437,7 @@ def test_a_pr_run_where_no_stage_job_ran_is_green_and_creates_no_comment(
     assert post.result == "success", post.log()
     [comment] = _comments(github_standin, "run")
     assert "nothing ran" in comment.body and "earlier push" not in comment.body
+    assert len(github_standin.comments(PR)) == 1  # nobody else said anything either
     assert github_standin.invalid == []
 
 
