@@ -140,8 +140,8 @@ class Sink:
             raise AppError(f"posting {what} failed: {message} ({where})") from None
         if result.action == "not created":
             self.echo(
-                f"ci-budget: no {kind} comment on {client.repo_name}#{number}: nothing changed "
-                f"that ci-budget watches and nothing found (comment-mode changes; {where})"
+                f"ci-budget: no {kind} comment on {client.repo_name}#{number}: no change "
+                f"ci-budget watches and no finding (comment-mode changes; {where})"
             )
             return
         self.echo(
