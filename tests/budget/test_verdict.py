@@ -14,7 +14,7 @@ from ci_budget.budget.status import build_report
 from ci_budget.budget.verdict import below_p90, run_news, run_verdict, static_news, static_verdict
 from ci_budget.config import Config
 from ci_budget.history.model import Stats
-from ci_budget.models import ArchCell, ArchRow, FileResult, RunResults
+from ci_budget.models import ArchCell, ArchRow, FileResult, Problem, RunResults
 from ci_budget.render.escape import code, md, plain
 from ci_budget.render.verdict import Words, context, headline
 from tests.budget.test_static import _cli, _history, _reg
@@ -227,6 +227,9 @@ def test_a_comment_is_news_only_for_a_change_ci_budget_watches_or_a_finding():
     assert static_news(StaticReport(changes=[est]))
     sharded = _suite(900, 900, "ok", shards_before=2, shards_after=3)
     assert static_news(StaticReport(suites=[sharded]))
+    broken = Problem(file="t/a.py", line=3, message="est_time must be a number")
+    assert static_news(StaticReport(errors_introduced=[broken]))
+    assert static_news(StaticReport(suites=[_suite(1700, 1900, "over")]))  # a finding alone
     lazy = _row("lazy", ArchCell(raw="n/a", na=True), ["unverified on CI arch"])
     assert static_news(StaticReport(arch_rows=[lazy]))  # a guard row the PR flags
     assert not static_news(StaticReport(arch_rows=[lazy], arch_rows_before=[lazy]))
