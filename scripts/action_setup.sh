@@ -27,7 +27,8 @@ action_path=${ACTION_PATH:?ACTION_PATH must name the ci-budget checkout}
 bootstrap=${CI_BUDGET_BOOTSTRAP_PYTHON:-python3}
 installer=${CI_BUDGET_INSTALLER:-auto}
 profile=full
-if [[ "${INPUT_COMMAND:-}" == run ]]; then profile=run; fi
+# setup: a stage job's `ci-budget run` (or `run --from-log`), the run lock too.
+if [[ "${INPUT_COMMAND:-}" == run || "${INPUT_COMMAND:-}" == setup ]]; then profile=run; fi
 lock="$action_path/requirements/$profile.txt"
 uv_lock="$action_path/requirements/uv.txt"
 

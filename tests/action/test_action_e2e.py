@@ -291,6 +291,55 @@ def test_rerun_test_by_reader_is_refused_before_any_runner(
     assert any("@mallory" in body and "refused" in body for body in replies)
 
 
+SETUP_ONLY = """\
+name: setup only
+on: push
+permissions: {}
+jobs:
+  setup:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with: { persist-credentials: false }
+      - uses: ./
+        with: { command: setup }
+      - run: ci-budget --version && command -v ci-budget
+  bad:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with: { persist-credentials: false }
+      - uses: ./
+        with: { command: report, post: "true", comment-mode: sometimes }
+"""
+
+
+def test_setup_puts_ci_budget_on_path_and_a_bad_comment_mode_is_one_line(
+    tmp_path, origin, github_standin, runner_temp
+):
+    from ci_budget import __version__
+
+    workflow = Path(".github/workflows/setup-only.yml")
+    (origin / workflow).write_text(SETUP_ONLY, encoding="utf-8")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "setup only")
+    pushed = {"ref": "refs/heads/main", "after": git(origin, "rev-parse", "main")}
+    pushed["repository"] = {"owner": {}}
+    _repo_fields(pushed, github_standin)
+    jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "push", pushed,
+                        workflow=workflow)  # fmt: skip
+    [setup] = jobs["setup"]
+    assert setup.result == "success", explain(jobs)
+    *_, name, version, where = setup.steps[-1].log.split()  # --version, then command -v
+    assert (name, version) == ("ci-budget", __version__) and "/ci-budget-bin-" in where
+    [bad] = jobs["bad"]
+    assert bad.result == "failure"
+    assert (
+        "::error title=ci-budget::input 'comment-mode' must be always, changes or off, not "
+        "'sometimes'" in bad.log()
+    )
+
+
 @pytest.mark.slow
 def test_run_ci_label_then_push_updates_one_merged_comment(
     tmp_path, origin, github_standin, runner_temp

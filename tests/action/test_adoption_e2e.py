@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,8 @@ def origin(tmp_path):
         shutil.copy2(RECIPES / "budget-report" / name, repo / ".github" / "workflows" / name)
     _write(repo, TESTS)
     git(repo, "init", "-q", "-b", "main")
+    # As GitHub: a fetch may ask for a commit's trees without their files (--filter=blob:none).
+    git(repo, "config", "uploadpack.allowFilter", "true")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "feature")
@@ -66,6 +69,10 @@ def origin(tmp_path):
     _write(repo, changed)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "slower")
+    git(repo, "checkout", "-q", "-b", "quiet", "main")  # a PR that touches no test file
+    (repo / "README.md").write_text("hello\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "docs")
     git(repo, "checkout", "-q", "main")
     return repo
 
@@ -94,14 +101,14 @@ def _run(tmp_path, origin, standin, temp, action, event_name, payload, workflow,
     return runner.run_workflow(origin / ".github" / "workflows" / workflow), work / "artifacts"
 
 
-def _pull_event(standin, origin, fork: bool) -> dict:
+def _pull_event(standin, origin, fork: bool, branch: str = "feature") -> dict:
     payload = hook("pull_request.synchronize")
     owner, name = standin.state.repo.split("/")
     payload["repository"].update(full_name=standin.state.repo, name=name)
     payload["number"] = PR
     pull = payload["pull_request"]
     pull.update(number=PR, state="open", draft=False)
-    pull["head"].update(sha=git(origin, "rev-parse", "feature"), ref="feature")
+    pull["head"].update(sha=git(origin, "rev-parse", branch), ref="feature")
     pull["head"]["repo"]["full_name"] = "mallory/hello-gpu" if fork else standin.state.repo
     pull["base"].update(sha=git(origin, "rev-parse", "main"), ref="main")
     return payload
@@ -151,6 +158,11 @@ def test_budget_report_recipe_posts_through_workflow_run(
                        token=token, sha=head)  # fmt: skip
     assert jobs["budget"][0].result == "success", explain(jobs)
     assert jobs["budget"][0].head == head
+    # two trees, not the history: the head at depth 1 and the base commit alone, no blobs
+    work = tmp_path / "run-5001" / "budget-0" / "workspace"
+    assert git(work, "rev-list", "--count", "HEAD") == "1"
+    assert git(work, "rev-parse", "--is-shallow-repository") == "true"
+    assert git(work, "config", "remote.origin.partialclonefilter") == "blob:none"
     assert _budget_comments(github_standin) == []
     artifact = json.loads((store / "ci-budget-budget" / "ci-budget-report.json").read_text())
     assert artifact["kind"] == "budget"
@@ -253,3 +265,48 @@ def test_poster_finds_no_pull_request_for_a_head_that_is_not_one(
         explain(jobs)
     )
     assert _budget_comments(github_standin) == []
+
+
+@pytest.mark.slow
+def test_a_pr_that_changes_nothing_watched_gets_no_budget_comment_until_one_exists(
+    tmp_path, origin, github_standin, runner_temp, project
+):
+    head = git(origin, "rev-parse", "quiet")
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature")
+    jobs, store = _run(tmp_path, origin, github_standin, runner_temp, project, "pull_request",
+                       _pull_event(github_standin, origin, False, "quiet"), "ci-budget-diff.yml",
+                       sha=head)  # fmt: skip
+    assert jobs["budget"][0].result == "success", explain(jobs)
+    payload = _workflow_run(github_standin, origin, False, "5001", head_sha=head)
+    for run_id in ("6001", "6002"):
+        jobs, _ = _run(tmp_path, origin, github_standin, runner_temp, project, "workflow_run",
+                       payload, "ci-budget-post.yml", run_id=run_id,
+                       run_artifacts={"5001": store})  # fmt: skip
+        assert jobs["post"][0].result == "success", explain(jobs)
+        if run_id == "6001":  # nothing changed that ci-budget watches: no comment
+            assert _budget_comments(github_standin) == []
+            assert "no budget comment on " in explain(jobs)
+            # an earlier push changed an est_time and got a comment; this push reverted it
+            github_standin.add_comment(PR, BOT_LOGIN, "<!-- ci-budget:budget -->\nest_time +600s")
+    [comment] = _budget_comments(github_standin)  # updated: the change is gone
+    assert "est_time +600s" not in comment.body and comment.login == BOT_LOGIN
+
+
+def test_the_documented_pin_command_pins_every_example_file(tmp_path):
+    """docs/adopting.md, "Pinning ci-budget": its sed, run on copies of the example files,
+    leaves no placeholder; run again with a newer SHA, it updates the pin."""
+    doc = (ROOT / "docs" / "adopting.md").read_text()
+    [command] = [line.strip() for line in doc.splitlines() if line.strip().startswith("sed -i -E")]
+    files = sorted(RECIPES.glob("*/*.yml"))
+    for path in files:
+        shutil.copy2(path, tmp_path / f"{path.parent.name}-{path.name}")
+    placeholders = sum(p.read_text().count("@" + "0" * 40) for p in files)
+    assert placeholders == sum(p.read_text().count("# ci-budget-pin") for p in files) > 0
+    for sha in ("1" * 40, "2" * 40):
+        line = command.replace("OWNER", "sgl-project").replace(".github/workflows/", "")
+        done = subprocess.run(["bash", "-c", f"sha={sha}; {line}"], cwd=tmp_path,
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        text = "".join(p.read_text() for p in sorted(tmp_path.glob("*.yml")))
+        assert text.count(f"uses: sgl-project/ci-budget@{sha} # ci-budget-pin") == placeholders
+        assert "0" * 40 not in text

@@ -125,8 +125,9 @@ class Repo:
                   "run_id": run_id, "head_ref": "feature", "ref_name": "main",
                   "actor": payload.get("sender", {}).get("login", MAINTAINER)}  # fmt: skip
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-        # The runner image: python3 with PyYAML and requests, gh and jq, ci-budget on PATH.
-        tools = [str(HARNESS_BIN), os.path.dirname(os.sys.executable), str(_cli_dir(self.temp))]
+        # The runner image: python3 with PyYAML and requests, gh and jq; no ci-budget (the
+        # stage step's `command: setup` puts one on PATH, ahead of the failing stub).
+        tools = [str(HARNESS_BIN), str(_no_ci_budget(self.tmp)), os.path.dirname(os.sys.executable)]
         env.update(
             PATH=os.pathsep.join([*tools, env.get("PATH", "")]), CI="true",
             GITHUB_ACTIONS="true", GITHUB_EVENT_NAME=event_name, GITHUB_REPOSITORY=repo,
@@ -144,20 +145,28 @@ class Repo:
         return jobs
 
 
-def _cli_dir(temp: Path) -> Path:
-    """The ci-budget launcher the session's action set-up wrote (the runner image's)."""
-    return sorted(temp.glob("ci-budget-bin-*/ci-budget"))[0].parent
+def _no_ci_budget(tmp: Path) -> Path:
+    """A folder whose `ci-budget` fails, ahead of this interpreter's (which has the one the
+    test session installed): only what a step puts on PATH before it runs."""
+    folder = tmp / "no-ci-budget"
+    if not folder.is_dir():
+        folder.mkdir()
+        stub = folder / "ci-budget"
+        stub.write_text('#!/bin/sh\necho "ci-budget: not on this runner image" >&2\nexit 127\n')
+        stub.chmod(0o755)
+    return folder
 
 
-def _pull_event(standin, origin, action, *, fork, label=None) -> dict:
+def _pull_event(standin, origin, action, *, fork, label=None, branch="feature",
+                labels=("run-ci",)) -> dict:  # fmt: skip
     payload = hook("pull_request.labeled" if label else "pull_request.synchronize")
     owner, name = standin.state.repo.split("/")
     payload["repository"].update(full_name=standin.state.repo, name=name)
     payload.update(action=action, number=PR)
     payload["sender"]["login"] = MAINTAINER if label else AUTHOR
     pull = payload["pull_request"]
-    pull.update(number=PR, state="open", draft=False, labels=[{"name": "run-ci"}])
-    pull["head"].update(sha=git(origin, "rev-parse", "feature"), ref="feature")
+    pull.update(number=PR, state="open", draft=False, labels=[{"name": n} for n in labels])
+    pull["head"].update(sha=git(origin, "rev-parse", branch), ref="feature")
     pull["head"]["repo"]["full_name"] = "mallory/sglang" if fork else standin.state.repo
     pull["head"]["repo"]["owner"]["login"] = "mallory" if fork else owner
     pull["base"].update(sha=git(origin, "rev-parse", "main"), ref="main")
@@ -166,14 +175,15 @@ def _pull_event(standin, origin, action, *, fork, label=None) -> dict:
     return payload
 
 
-def _workflow_run(standin, origin, name: str, run_id: str, fork: bool) -> dict:
+def _workflow_run(standin, origin, name: str, run_id: str, fork: bool, *, branch="feature",
+                  conclusion="success") -> dict:  # fmt: skip
     payload = hook("workflow_run.completed")
     owner, repo = standin.state.repo.split("/")
     payload["repository"].update(full_name=standin.state.repo, name=repo)
     head_repo = "mallory/sglang" if fork else standin.state.repo
     payload["workflow_run"].update(id=int(run_id), name=name, event="pull_request",
-                                   conclusion="success", head_branch="feature",
-                                   head_sha=git(origin, "rev-parse", "feature"))  # fmt: skip
+                                   conclusion=conclusion, head_branch="feature",
+                                   head_sha=git(origin, "rev-parse", branch))  # fmt: skip
     payload["workflow_run"]["head_repository"].update(full_name=head_repo)
     payload["workflow_run"]["head_repository"]["owner"]["login"] = head_repo.split("/")[0]
     return payload
@@ -240,6 +250,7 @@ def test_run_ci_label_runs_sglangs_shards_once_and_posts_one_run_report(
         log = rows[0].log()
         assert "installed the package of " + head in log
         assert log.count("testing pkg from-the-pr") == 1  # the shard's file ran once
+        assert "on PATH for the next steps" in log  # the recipe's `command: setup` step
         assert ("read 1 of 1 file(s)" in log) == ("read" in request.node.callspec.id)
     assert jobs["pr-test-finish"][0].result == "success", explain(jobs)
     [report] = jobs["ci-budget-report"]
@@ -249,13 +260,19 @@ def test_run_ci_label_runs_sglangs_shards_once_and_posts_one_run_report(
     data = json.loads((artifact / "ci-budget-report.json").read_text())
     assert data["kind"] == "run"
 
-    # The run ends: the poster publishes its report, once.
+    # The run ends: every file kept its budget, so the poster creates no comment (comment
+    # policy `changes`)...
     done = _workflow_run(github_standin, origin, "PR Test Base", gh.run_ids["pr-test.yml"], fork)
     started = gh.deliver("workflow_run", done)
     assert set(started) == {"ci-budget-post.yml"}
     assert started["ci-budget-post.yml"]["post"][0].result == "success", explain(
         started["ci-budget-post.yml"]
     )
+    assert _comments(github_standin, "run") == []
+    assert "no run comment on " in explain(started["ci-budget-post.yml"])
+    # ... and updates the one an earlier push's run left, once.
+    github_standin.add_comment(PR, BOT_LOGIN, "<!-- ci-budget:run -->\nan earlier push's report")
+    started = gh.deliver("workflow_run", done)
     [comment] = _comments(github_standin, "run")
     assert comment.login == BOT_LOGIN and sglang_ci.test_path(WATCHED) in comment.body
     assert github_standin.state.dispatches == []  # no second GPU run anywhere
@@ -362,4 +379,88 @@ def test_ci_budget_run_command_installs_the_pr_and_reports_alone(
     [comment] = _comments(github_standin, "run")
     assert sglang_ci.test_path(WATCHED) in comment.body
     assert github_standin.state.dispatches == []
+    assert github_standin.invalid == []
+
+
+def _branch(origin: Path, name: str, files: dict[str, str]) -> str:
+    """A branch off main that changes `files` only; its head."""
+    git(origin, "checkout", "-q", "-b", name, "main")
+    for rel, text in files.items():
+        sglang_ci.write(origin, rel, text)
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", name)
+    git(origin, "checkout", "-q", "main")
+    return git(origin, "rev-parse", name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["unlabelled", "no-package-change"])
+def test_a_pr_run_where_no_stage_job_ran_is_green_and_creates_no_comment(
+    tmp_path, origin, github_standin, runner_temp, project, case
+):
+    """No run-ci label: sglang's gate stops the run. A PR that changes no package: its
+    check-changes skips every stage. Either way ci-budget's report job says nothing ran, exit 0,
+    and the poster creates nothing; a comment an earlier push left is updated to say so."""
+    branch, labels = "feature", ()
+    if case == "no-package-change":
+        branch, labels = "docs", ("run-ci",)
+        _branch(origin, branch, {"docs/usage.md": "How to use it.\n"})
+    head = git(origin, "rev-parse", branch)
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature", user=AUTHOR)
+    github_standin.state.issues[PR].labels.extend(labels)
+    gh = Repo(tmp_path, origin, github_standin, runner_temp, project)
+    pushed = _pull_event(github_standin, origin, "synchronize", fork=False, branch=branch,
+                         labels=labels)  # fmt: skip
+    # Level 3 beside it, on the same push: its plan runs nothing and says nothing.
+    own = gh.deliver("pull_request_target", pushed)["ci-budget.yml"]
+    assert own["plan"][0].result == "success", explain(own)
+    assert own["plan"][0].outputs["should-run"] == "false"
+    assert own["run"][0].result == own["report"][0].result == "skipped"
+    jobs = gh.deliver("pull_request", pushed, sha=head, only="pr-test.yml")["pr-test.yml"]
+    for suite in sglang_ci.SUITES:
+        assert all(r.result == "skipped" for r in jobs[suite]), (suite, explain(jobs))
+        assert all(r.result == "skipped" for r in _rows(jobs, suite)), (suite, explain(jobs))
+    [report] = jobs["ci-budget-report"]
+    assert report.result == "success", report.log()
+    assert "nothing ran, no job left results" in report.summary
+    artifact = tmp_path / f"run-{gh.run_ids['pr-test.yml']}" / "artifacts" / "ci-budget-run"
+    assert json.loads((artifact / "ci-budget-report.json").read_text())["lines"] == []
+
+    conclusion = "failure" if case == "unlabelled" else "success"  # the gate's red, not ours
+    done = _workflow_run(github_standin, origin, "PR Test Base", gh.run_ids["pr-test.yml"],
+                         False, branch=branch, conclusion=conclusion)  # fmt: skip
+    [post] = gh.deliver("workflow_run", done)["ci-budget-post.yml"]["post"]
+    assert post.result == "success", post.log()
+    assert _comments(github_standin, "run") == []
+    github_standin.add_comment(PR, BOT_LOGIN, "<!-- ci-budget:run -->\nan earlier push's report")
+    [post] = gh.deliver("workflow_run", done)["ci-budget-post.yml"]["post"]
+    assert post.result == "success", post.log()
+    [comment] = _comments(github_standin, "run")
+    assert "nothing ran" in comment.body and "earlier push" not in comment.body
+    assert len(github_standin.comments(PR)) == 1  # nobody else said anything either
+    assert github_standin.invalid == []
+
+
+@pytest.mark.slow
+def test_a_cancelled_run_and_a_run_that_left_no_report_post_nothing(
+    tmp_path, origin, github_standin, runner_temp, project
+):
+    """pr-test.yml cancels the previous push's run: the poster does not start. A run that
+    stopped before its report job left no artifact: the download fails, the job stays green,
+    nothing is posted. The comment already there is left as it is."""
+    head = git(origin, "rev-parse", "feature")
+    github_standin.add_pull(PR, head_sha=head, head_ref="feature", user=AUTHOR)
+    earlier = "<!-- ci-budget:run -->\nan earlier push's report"
+    github_standin.add_comment(PR, BOT_LOGIN, earlier)
+    gh = Repo(tmp_path, origin, github_standin, runner_temp, project)
+    cancelled = _workflow_run(github_standin, origin, "PR Test Base", "7999", False,
+                              conclusion="cancelled")  # fmt: skip
+    [post] = gh.deliver("workflow_run", cancelled)["ci-budget-post.yml"]["post"]
+    assert post.result == "skipped"
+    stopped = _workflow_run(github_standin, origin, "PR Test Base", "7999", False,
+                            conclusion="failure")  # fmt: skip
+    [post] = gh.deliver("workflow_run", stopped)["ci-budget-post.yml"]["post"]
+    assert post.result == "success", post.log()
+    assert [s.outcome for s in post.steps][-2:] == ["failure", "skipped"]  # download, report
+    assert [c.body for c in _comments(github_standin, "run")] == [earlier]
     assert github_standin.invalid == []

@@ -21,13 +21,18 @@ class LocalActions:
         dest = job.workspace / with_.get("path", "")
         if dest.exists() and any(dest.iterdir()):
             shutil.rmtree(dest)
-        subprocess.run(["git", "clone", "-q", str(self.origin), str(dest)], check=True)
         event = self.github["event"]
         ref = with_.get("ref") or ""
         if not ref and self.github["event_name"] == "pull_request":
             ref = event["pull_request"]["head"]["sha"]  # GitHub: the merge commit
         if not ref:
             ref = self.github["sha"]
+        depth = int(with_.get("fetch-depth") or 0)
+        if depth > 0:  # given: the commit alone (its `depth` ancestors), as actions/checkout
+            return _shallow(self.origin, dest, str(ref), depth)
+        # Not given: a whole clone (GitHub's default is 1; the workflows that rely on history
+        # say fetch-depth: 0, and a test may read any commit).
+        subprocess.run(["git", "clone", "-q", str(self.origin), str(dest)], check=True)
         if str(ref).startswith("refs/"):  # refs/pull/N/head: not in a plain clone's refs
             subprocess.run(["git", "-C", str(dest), "fetch", "-q", "origin", ref], check=True)
             ref = "FETCH_HEAD"
@@ -66,8 +71,10 @@ class LocalActions:
         if with_.get("run-id"):  # another run's artifacts (needs a token, as on GitHub)
             if not with_.get("github-token"):
                 raise RuntimeError("download-artifact: run-id needs github-token")
-            store = self.run_artifacts[str(with_["run-id"])]
-        names = sorted(p.name for p in store.iterdir() if fnmatch.fnmatch(p.name, pattern))
+            # a run that uploaded nothing has no folder: none of its artifacts is found
+            store = self.run_artifacts.get(str(with_["run-id"]), self.artifacts / ".none")
+        found = store.iterdir() if store.is_dir() else []
+        names = sorted(p.name for p in found if fnmatch.fnmatch(p.name, pattern))
         if with_.get("name") and not names:
             raise RuntimeError(f"artifact {with_['name']!r} not found")
         for name in names:
@@ -78,6 +85,19 @@ class LocalActions:
             for f in (store / name).iterdir():
                 shutil.copy2(f, target / f.name)
         return f"downloaded {names}"
+
+
+def _shallow(origin: Path, dest: Path, ref: str, depth: int) -> str:
+    """`git init` + `git fetch --depth` of the one ref over file:// (a local path would copy
+    the whole object store), origin as the remote: later fetches in the job reach it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for args in (["init", "-q"], ["remote", "add", "origin", f"file://{origin}"],
+                 ["fetch", "-q", "--no-tags", f"--depth={depth}", "origin", ref],
+                 ["checkout", "-q", "FETCH_HEAD"]):  # fmt: skip
+        subprocess.run(["git", "-C", str(dest), *args], check=True)
+    done = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
 
 
 def _glob(path: Path) -> list[str]:

@@ -204,6 +204,7 @@ def test_bad_input_exits_2_naming_it(tmp_path):
     cases = {
         ("--results", "missing.json"): "missing.json: no such file",
         ("--results", "shards/*.json"): "shards/*.json: glob matched no files",
+        ("--results", "shards/*.json", "--comment-mode", "off"): "applies only with --post",
         ("--results", "broken.json"): "broken.json:1:",
         (): "give --results",
     }
@@ -257,7 +258,7 @@ def test_post_failure_keeps_the_report_and_hides_the_token(monkeypatch, tmp_path
     write_results(tmp_path / "r.json", [entry("test_a.py", 50)])
     calls = []
 
-    def upsert(client, number, kind, body):
+    def upsert(client, number, kind, body, create=True):
         calls.append((body, kind, number))
         raise RuntimeError("401 Bad credentials for token s3cr3t")
 
@@ -293,3 +294,38 @@ def test_post_upserts_the_sticky_comment_on_a_local_github(tmp_path, github_stan
     assert comment.body.startswith("<!-- ci-budget:run -->")
     assert comment.body.count("<!-- ci-budget:run -->") == 1
     assert "1 ok" in comment.body and "over budget" not in comment.body
+
+
+def test_allow_empty_a_glob_matching_nothing_is_a_report_that_nothing_ran(tmp_path):
+    make_tree(tmp_path, {"test_a.py": 100})
+    proc = cli(tmp_path, "--results", "shards/*/ci-budget-results.json", "--allow-empty",
+               "--out", "ci-budget-report.md")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "ci-budget-report.md").read_text()
+    assert md.splitlines()[1] == "## ✅ ci-budget: nothing ran, no job left results"
+    assert Report.model_validate_json((tmp_path / "ci-budget-report.json").read_text()).lines == []
+    # a path that is not there is still an error: only a glob may match nothing
+    proc = cli(tmp_path, "--results", "missing.json", "--allow-empty")
+    assert proc.returncode == 2 and "missing.json: no such file" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("mode", "elapsed", "created"),
+    [("changes", 50, False), ("changes", 150, True), ("always", 50, True), ("off", 150, False)],
+)
+def test_comment_mode_creates_a_comment_only_when_it_says(tmp_path, github_standin, mode,
+                                                          elapsed, created):  # fmt: skip
+    from ghstandin import INSTALLATION_TOKEN
+
+    make_tree(tmp_path, {"test_a.py": 100})
+    github_standin.add_pull(7)
+    env = clean_env(GITHUB_API_URL=github_standin.url, GITHUB_TOKEN=INSTALLATION_TOKEN,
+                    GITHUB_REPOSITORY=github_standin.state.repo)  # fmt: skip
+    write_results(tmp_path / "r.json", [entry("test_a.py", elapsed)])
+    proc = cli(tmp_path, "--results", "r.json", "--post", "--pr", "7", "--comment-mode", mode,
+               env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert len(github_standin.comments(7)) == int(created)
+    said = {"off": "comment-mode off: no run comment posted",
+            "changes": "no run comment on " if not created else "created the run comment"}  # fmt: skip
+    assert said.get(mode, "created the run comment") in proc.stdout

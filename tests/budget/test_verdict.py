@@ -8,13 +8,13 @@ from pathlib import Path
 from gitrepo import git
 from helpers.registry import reg
 
-from ci_budget.budget.diff import HistoryNote, StaticReport
+from ci_budget.budget.diff import Change, HistoryNote, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.status import build_report
-from ci_budget.budget.verdict import below_p90, run_verdict, static_verdict
+from ci_budget.budget.verdict import below_p90, run_news, run_verdict, static_news, static_verdict
 from ci_budget.config import Config
 from ci_budget.history.model import Stats
-from ci_budget.models import ArchCell, ArchRow, FileResult, RunResults
+from ci_budget.models import ArchCell, ArchRow, FileResult, Problem, RunResults
 from ci_budget.render.escape import code, md, plain
 from ci_budget.render.verdict import Words, context, headline
 from tests.budget.test_static import _cli, _history, _reg
@@ -216,3 +216,24 @@ def test_35407s_unchanged_suite_at_its_timeout_is_not_the_verdict(tmp_path: Path
     outputs = (gh / "output").read_text()
     assert "budget-risk<<" in outputs and "verdict<<" in outputs
     assert "\nfail\n" not in outputs and "\nwarn\n" not in outputs  # risk ok, verdict ok
+
+
+def test_a_comment_is_news_only_for_a_change_ci_budget_watches_or_a_finding():
+    """--comment-mode changes: what creates a comment (an existing one is updated anyway)."""
+    assert not static_news(StaticReport())  # a PR that touches no registration
+    unchanged = _suite(1800, 1800, "near")  # context only, not the PR's doing
+    assert not static_news(StaticReport(suites=[unchanged]))
+    est = Change(file="t/a.py", backend="cuda", kinds=["est_time"], est_before=600, est_after=790)
+    assert static_news(StaticReport(changes=[est]))
+    sharded = _suite(900, 900, "ok", shards_before=2, shards_after=3)
+    assert static_news(StaticReport(suites=[sharded]))
+    broken = Problem(file="t/a.py", line=3, message="est_time must be a number")
+    assert static_news(StaticReport(errors_introduced=[broken]))
+    assert static_news(StaticReport(suites=[_suite(1700, 1900, "over")]))  # a finding alone
+    lazy = _row("lazy", ArchCell(raw="n/a", na=True), ["unverified on CI arch"])
+    assert static_news(StaticReport(arch_rows=[lazy]))  # a guard row the PR flags
+    assert not static_news(StaticReport(arch_rows=[lazy], arch_rows_before=[lazy]))
+    assert not run_news(_run([("t/ok.py", 60, "passed"), ("t/near.py", 90, "passed")]))
+    assert run_news(_run([("t/big.py", 150, "passed")]))
+    assert run_news(_run([("t/bad.py", 20, "failed")]))
+    assert not run_news(_run([]))  # nothing ran

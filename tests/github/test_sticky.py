@@ -42,6 +42,18 @@ def test_create_update_deleted_recreate(github_standin):
     assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nv3")]
 
 
+def test_without_create_an_existing_comment_is_updated_and_none_is_made(github_standin):
+    github_standin.add_pull(7)
+    client = make(github_standin)
+    skipped = upsert(client, 7, "run", "v1", create=False)
+    assert (skipped.action, skipped.calls, skipped.comment_id) == ("not created", 1, 0)
+    assert bodies(github_standin, 7) == []
+    created = upsert(client, 7, "run", "v1")
+    fixed = upsert(client, 7, "run", "fixed", create=False)  # so "fixed" shows
+    assert (fixed.action, fixed.comment_id) == ("updated", created.comment_id)
+    assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nfixed")]
+
+
 def test_marker_on_someone_elses_comment_is_left_alone(github_standin):
     github_standin.add_pull(7)
     forged = github_standin.add_comment(7, "mallory", f"{MARK}\nnot yours")

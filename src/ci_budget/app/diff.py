@@ -8,6 +8,7 @@ from pathlib import Path
 from ci_budget.app.errors import AppError
 from ci_budget.app.options import option
 from ci_budget.app.report import (
+    comment_mode_option,
     fail_on_option,
     format_option,
     kept,
@@ -40,13 +41,14 @@ class DiffOptions:
         "anything but never: exit 1 when a suite's risk is over or the PR adds registry errors"
     )
     post: bool = post_option()
+    comment_mode: str = comment_mode_option()
     pr: int | None = pr_option()
 
 
 def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     """Build, write and publish the static report; exit 1 on risk `over` or new registry errors
     unless `fail_on` is never."""
-    from ci_budget.budget.verdict import static_verdict
+    from ci_budget.budget.verdict import static_news, static_verdict
     from ci_budget.render.diff_md import markdown
 
     sink = sink or Sink(settings)
@@ -83,6 +85,8 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
             pr=options.pr,
             what="the budget comment",
             where=kept(options.out),
+            mode=options.comment_mode,
+            news=static_news(report),
         )
     failing = report.risk == "over" or bool(report.errors_introduced)
     return 1 if options.fail_on != "never" and failing else 0

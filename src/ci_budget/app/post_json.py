@@ -27,6 +27,7 @@ class PostJsonOptions:
     pr: int | None = None
     post: bool = False
     out: Path | None = Path("ci-budget-report.md")  # None: the step summary only
+    comment_mode: str = "changes"  # report --comment-mode
 
 
 def load_report(path: Path, kind: str):
@@ -98,21 +99,26 @@ def post_json(settings, options: PostJsonOptions, sink: Sink | None = None) -> i
     commit = head[2] if head else env.sha
     blob = blob_base(env.server_url, env.repository, commit)
     if options.kind == "budget":
+        from ci_budget.budget.verdict import static_news
         from ci_budget.render.diff_md import markdown as budget_markdown
 
-        md = budget_markdown(report, blob=blob)
+        md, news = budget_markdown(report, blob=blob), static_news(report)
     else:
+        from ci_budget.budget.verdict import run_news
         from ci_budget.render.run_md import markdown
 
-        md = markdown(report, blob=blob)
+        md, news = markdown(report, blob=blob), run_news(report)
     sink.report_files(options.out, md, report.model_dump_json(indent=2))
     sink.summary(md)
     out = "" if options.out is None else str(options.out)
     sink.outputs({"report-path": out})
-    if options.post:
+    if options.post and options.comment_mode != "off":
         number = options.pr if options.pr is not None else _pull(settings, head)
         sink.post(md, kind=options.kind, pr=number, what="the comment",
-                  where=out or "the step summary")  # fmt: skip
+                  where=out or "the step summary", mode=options.comment_mode,
+                  news=news)  # fmt: skip
+    elif options.post:
+        sink.echo(f"ci-budget: comment-mode off: no {options.kind} comment posted")
     elif out:
         sink.echo(f"report: {out}")
     return 0

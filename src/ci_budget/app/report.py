@@ -43,6 +43,18 @@ def pr_option():
     return option(None, help="PR number for --post (default: the event's)")
 
 
+COMMENT_MODES = ("always", "changes", "off")
+
+
+def comment_mode_option():
+    return option(
+        "changes", choices=COMMENT_MODES, needs="post",
+        help="--post: always create or update the comment; changes: create it only when the "
+        "PR changes what ci-budget watches or a finding exists, update one that exists "
+        "(default: %(default)s); off: post nothing",
+    )  # fmt: skip
+
+
 @dataclass
 class ReportOptions:
     results: list[str] = option(
@@ -64,7 +76,13 @@ class ReportOptions:
         "exit 1 when any file is over (or timed out) / timed out / failed (or timed out)"
     )
     post: bool = post_option()
+    comment_mode: str = comment_mode_option()
     pr: int | None = pr_option()
+    allow_empty: bool = option(
+        False,
+        help="a results glob that matches no file is a run where nothing ran (a report that "
+        "says so, exit 0), not an error: for a job that runs whether or not any shard did",
+    )
     history: Path | None = option(
         None, metavar="FILE",
         help="timing history store: each line's measured p90 and n (and est_time below it noted)",
@@ -86,10 +104,10 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
         if options.results or options.json_reports:
             raise AppError("--report-json takes no --results or --json-report")
         published = PostJsonOptions(options.report_json, options.kind, options.pr,
-                                    options.post, options.out)  # fmt: skip
+                                    options.post, options.out, options.comment_mode)  # fmt: skip
         return post_json(settings, published, sink)
     from ci_budget.budget.status import build_report, worst_status
-    from ci_budget.budget.verdict import run_verdict
+    from ci_budget.budget.verdict import run_news, run_verdict
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks, terminal
     from ci_budget.workspace.scan import discover, scan_files
@@ -132,7 +150,8 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     sink.flush()
     if options.post:
         sink.post(md, kind=options.kind, pr=options.pr, what="the comment",
-                  where=kept(options.out))  # fmt: skip
+                  where=kept(options.out), mode=options.comment_mode,
+                  news=run_news(built))  # fmt: skip
     return 1 if should_fail(options.fail_on, built) else 0
 
 
@@ -153,7 +172,7 @@ def load_runs(options: ReportOptions) -> list:
             "give --results PATH_OR_GLOB or --json-report FILE (the static report is `ci-budget diff --base REF`)"
         )
     try:
-        runs = load_results(options.results) if options.results else []
+        runs = load_results(options.results, options.allow_empty) if options.results else []
         if options.json_reports:
             runs += load_json_reports(options.json_reports)
     except ResultsError as exc:

@@ -113,9 +113,17 @@ class Sink:
             for command in commands:
                 print(command, file=self.stdout)
 
-    def post(self, markdown: str, *, kind: str, pr: int | None, what: str, where: str) -> None:
+    def post(self, markdown: str, *, kind: str, pr: int | None, what: str, where: str,
+             mode: str = "always", news: bool = True) -> None:  # fmt: skip
         """Upsert the `kind` sticky comment (on `pr`, else the event's pull request). A failure
-        names `what` was posted and `where` the report is kept, with the token masked."""
+        names `what` was posted and `where` the report is kept, with the token masked.
+
+        `mode` (--comment-mode): always; changes, where a comment is created only when the
+        report has `news` (a change ci-budget watches, or a finding) and an existing one is
+        always updated; off, nothing posted."""
+        if mode == "off":
+            self.echo(f"ci-budget: comment-mode off: no {kind} comment posted ({where})")
+            return
         from ci_budget.github.client import client_from_env
         from ci_budget.github.sticky import upsert
 
@@ -124,12 +132,18 @@ class Sink:
         try:
             number = pr if pr is not None else settings.pr_number()
             client = client_from_env(settings.env.values, token=token, config=settings.config)
-            result = upsert(client, number, kind, markdown)
+            result = upsert(client, number, kind, markdown, create=mode == "always" or news)
         except Exception as exc:  # any failure: say so, the report is already on disk
             message = str(exc)
             if token:
                 message = message.replace(token, "***")
             raise AppError(f"posting {what} failed: {message} ({where})") from None
+        if result.action == "not created":
+            self.echo(
+                f"ci-budget: no {kind} comment on {client.repo_name}#{number}: no change "
+                f"ci-budget watches and no finding (comment-mode changes; {where})"
+            )
+            return
         self.echo(
             f"ci-budget: {result.action} the {kind} comment {result.comment_id} on "
             f"{client.repo_name}#{number} ({result.calls} API calls)"

@@ -166,3 +166,21 @@ def static_verdict(report: StaticReport) -> Verdict:
     ]
     context = [_stage("stage-over", theirs["over"]), _stage("stage-near", theirs["near"])]
     return verdict_of(findings, context + _guard_findings(old_rows))
+
+
+# ---- what makes a comment worth creating (--comment-mode changes) ----
+
+
+def run_news(report: Report) -> bool:
+    """A run report is news when it has a finding: a run whose files all kept their budget,
+    or where nothing ran, creates no comment (an existing one is still updated)."""
+    return bool(run_verdict(report).findings)
+
+
+def static_news(report: StaticReport) -> bool:
+    """The static report is news when the PR changes what ci-budget watches (a registration,
+    an est_time, a guard-table row's flags, a suite's shard count) or a finding exists."""
+    shards = any(s.shards_before != s.shards_after for s in report.suites)
+    rows = new_flags(report.arch_rows, report.arch_rows_before)[0]
+    changed = bool(report.changes or report.errors_introduced or rows or shards)
+    return changed or bool(static_verdict(report).findings)

@@ -21,12 +21,15 @@ RELIST = 3  # lists after a create that found none of ours, before creating agai
 @dataclass
 class StickyResult:
     comment_id: int
-    action: str  # created / updated / unchanged
+    action: str  # created / updated / unchanged / not created (`create` False, none of ours)
     calls: int = 0  # API requests this upsert made
 
 
-def upsert(client: GitHubClient, number: int, kind: str, body: str) -> StickyResult:
-    """Update our `kind` comment on #number in place, or create it.
+def upsert(
+    client: GitHubClient, number: int, kind: str, body: str, *, create: bool = True
+) -> StickyResult:
+    """Update our `kind` comment on #number in place, or create it (only when `create`: the
+    comment mode `changes` updates one that exists, so a fix shows, and adds none).
 
     Cost with a known identity and <= 100 comments: list + update = 2 calls (1 when the body
     is unchanged); a create is list + create + list = 3, plus one delete per duplicate a
@@ -45,6 +48,8 @@ def upsert(client: GitHubClient, number: int, kind: str, body: str) -> StickyRes
                 client.delete(duplicate)
         else:
             target = None  # deleted between our list and our edit: create it again
+    if target is None and not create:
+        return StickyResult(0, "not created", client.calls - start)
     if target is None:
         action = "created"
         target = _create_settled(client, number, kind, text)

@@ -179,7 +179,9 @@ def _top(report: Report, places: list[str]) -> str:
     v = run_verdict(report)
     short = short_names(n for f in v.findings for n in f.names)
     words = Words(name=code, text=md, short=lambda p: short.get(p, p))
-    top = f"{marker_for(report.kind)}\n## {headline(v, words, md(report.title))}\n"
+    # No results at all (report --allow-empty): no job left any, so nothing ran.
+    ok = "nothing to act on" if report.lines else "nothing ran, no job left results"
+    top = f"{marker_for(report.kind)}\n## {headline(v, words, md(report.title), ok)}\n"
     if report.lines:
         top += f"\n{md(counts_line(report))}\n"
     if 0 < len(places) <= PLACES:

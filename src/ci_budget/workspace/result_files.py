@@ -27,14 +27,15 @@ class ResultsError(Exception):
         return f"{path}: not a results file: {self.fields[0]}" if self.fields else str(self)
 
 
-def expand(patterns: list[str]) -> list[Path]:
-    """Paths and globs, in the order given; a glob matching nothing is an error, not silence."""
+def expand(patterns: list[str], allow_empty: bool = False) -> list[Path]:
+    """Paths and globs, in the order given; a glob matching nothing is an error, not silence,
+    unless `allow_empty` (a report job that runs whether or not a shard ran)."""
     out: list[Path] = []
     seen: set[Path] = set()
     for pattern in patterns:
         if glob.has_magic(pattern):
             matches = sorted(glob.glob(pattern, recursive=True))
-            if not matches:
+            if not matches and not allow_empty:
                 raise ResultsError(f"{pattern}: glob matched no files")
             paths = [Path(m) for m in matches]
         else:
@@ -94,9 +95,9 @@ def read_results(path: Path) -> RunResults:
     return parse_results(read_json(path), str(path))
 
 
-def load_results(patterns: list[str]) -> list[RunResults]:
+def load_results(patterns: list[str], allow_empty: bool = False) -> list[RunResults]:
     """Results files by path or glob, in the order given."""
-    return [read_results(path) for path in expand(patterns)]
+    return [read_results(path) for path in expand(patterns, allow_empty)]
 
 
 def load_json_reports(patterns: list[str]) -> list[RunResults]:
