@@ -137,6 +137,7 @@ class RunMeta(Data):
     runner_config: str | None = None
     configured_arch: str | None = None
     commit: str | None = None
+    repository: str | None = None  # owner/name the run's checkout is of (GITHUB_REPOSITORY)
     runner_labels: list[str] = Field(default_factory=list)
     host: str | None = None
     gpu: GpuInfo | None = None
@@ -274,3 +275,6 @@ class Report(Data):
     problems: list[Problem] = Field(default_factory=list)
     warnings: list[Problem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # the results are not of the checkout the budgets were read from: "commit abc (checkout
+    # def)", "repository a/b (checkout c/d)"; the headline says so
+    elsewhere: list[str] = Field(default_factory=list)
