@@ -36,6 +36,7 @@ KINDS = (
     "elsewhere",  # results of another commit or repository than the checkout's budgets
     "nothing-ran",  # a results file in which no file ran
     "over",  # files measured over budget
+    "flaky",  # files that passed only on a retry
     "below-p90",  # a new est_time below the file's measured p90
     "stage-near",  # a stage predicted near its timeout because of this PR
     "unverified",  # guard rows never shown to fire on the CI arch
@@ -97,7 +98,9 @@ def run_verdict(report: Report) -> Verdict:
         by_status.setdefault(line.status, []).append(line.file)
     findings = [
         Finding(kind=kind, count=len(files), names=files)
-        for kind, files in ((k, by_status.get(k, [])) for k in ("timeout", "failed", "over"))
+        for kind, files in (
+            (k, by_status.get(k, [])) for k in ("timeout", "failed", "over", "flaky")
+        )
     ]
     findings += _guard_findings(report.arch_rows)
     findings.append(Finding(kind="elsewhere", count=len(report.elsewhere), detail=report.elsewhere))

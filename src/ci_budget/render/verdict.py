@@ -21,6 +21,7 @@ _COUNTED = {
     "timeout": ("file", "files", "timed out"),
     "failed": ("file", "files", "failed"),
     "over": ("file", "files", "over budget"),
+    "flaky": ("file", "files", "passed only on a retry"),
     "registry-error": ("registry error", "registry errors", "introduced"),
     "below-p90": ("est_time", "est_times", "below the measured p90"),
     "unverified": ("guard row", "guard rows", "unverified on {arch}"),
