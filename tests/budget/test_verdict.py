@@ -8,7 +8,7 @@ from pathlib import Path
 from gitrepo import git
 from helpers.registry import reg
 
-from ci_budget.budget.diff import HistoryNote, StaticReport
+from ci_budget.budget.diff import HistoryNote, StaticReport, UnderBudget
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.status import build_report
 from ci_budget.budget.verdict import below_p90, run_verdict, static_verdict
@@ -76,7 +76,8 @@ def test_a_new_est_time_below_the_measured_p90_is_a_warning():
     enough = HistoryNote(file="t/b.py", suite=SUITE, est_time=900, stats=stats)
     unmeasured = HistoryNote(file="t/c.py", suite=SUITE, est_time=10, stats=Stats(file="t/c.py", suite=SUITE))  # fmt: skip
     assert [below_p90(n) for n in (low, enough, unmeasured)] == [True, False, False]
-    v = static_verdict(StaticReport(history=[low, enough, unmeasured]))
+    below = UnderBudget(file="t/a.py", suite=SUITE, est_time=790, p90=840, n=8)
+    v = static_verdict(StaticReport(history=[low, enough, unmeasured], under_p90=[below]))
     assert v.level == "warn"
     assert headline(v, WORDS, "ci-budget") == (
         "⚠️ ci-budget: 1 est_time below the measured p90 (`t/a.py`: 790s < p90 840s)"

@@ -159,7 +159,7 @@ def static_verdict(report: StaticReport) -> Verdict:
         risk: [s for s in timed if s.risk == risk and pr_risk(s) != risk]
         for risk in ("over", "near")
     }
-    low = [n for n in report.history if below_p90(n)]
+    low = report.under_p90  # history, else the model: below what the file measures
     new_rows, old_rows = new_flags(report.arch_rows, report.arch_rows_before)
     findings = [
         _stage("stage-over", ours["over"]),
@@ -173,7 +173,7 @@ def static_verdict(report: StaticReport) -> Verdict:
             kind="below-p90",
             count=len(low),
             names=[n.file for n in low],
-            detail=[f"{secs(n.est_time)} < p90 {secs(n.stats.p90)}" for n in low],
+            detail=[f"{secs(n.est_time)} < p90 {secs(n.p90)}" for n in low],
         ),
         *_guard_findings(new_rows),
     ]

@@ -46,16 +46,26 @@ def _what(c: Change) -> str:
     return ", ".join(labels[k] for k in c.kinds)
 
 
-def _measured(c: Change) -> str:
-    """The measured p90 beside a changed est_time, flagged when the budget is below it."""
-    if c.p90 is None:
+def measured_words(c: Change, given: str, strong=str) -> str:
+    """What the file measures (p90, runs, source) and the new est_time's headroom over it:
+    `17% headroom over p90 655s (12 runs, ci-budget history)`, or how far below it the budget
+    is. `given`: the report's `predicted_from` (what measured data there was); `strong`:
+    how the verdict's number is emphasised."""
+    if c.est_after is None:
         return ""
-    flag = " ⚠️ below" if c.under_p90 else ""
-    return f"; measured p90 {secs(c.p90)} over {c.n} run(s){flag}"
+    if c.p90 is None or c.headroom is None:
+        if given == "est_time":
+            return "not measured (no --history or --partition-model given)"
+        return "not measured: no passing runs in the history, no entry in the model"
+    runs = f"{c.n:,} run{'s' if c.n != 1 else ''}, " if c.n else ""
+    where = f"p90 {secs(c.p90)} ({runs}{c.measured_from})"
+    if c.under_p90:
+        return f"⚠️ {strong(pct(-c.headroom) + ' below')} {where}"
+    return f"{strong(pct(c.headroom) + ' headroom')} over {where}"
 
 
-def _est(c: Change) -> str:
-    return _est_change(c) + _measured(c)
+def bold(text: str) -> str:
+    return f"**{text}**"
 
 
 def _est_change(c: Change) -> str:
@@ -139,12 +149,14 @@ def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
     if report.changes:
         rows = [
             md_row(
-                [_est(c), _what(c), _gpu(c.gpu_seconds_delta), where(c.file, c.line)]
+                [_est_change(c), measured_words(c, report.predicted_from, bold), _what(c)]
+                + [_gpu(c.gpu_seconds_delta), where(c.file, c.line)]
                 + [code(c.suite_after or c.suite_before or "")]
             )
             for c in report.changes
         ]
-        columns = ["est_time change", "what", "GPU cost / run", "file", "suite"]
+        columns = ["est_time change", "measured, headroom", "what", "GPU cost / run", "file"]
+        columns.append("suite")
         parts.append(_part("Changed registrations", columns, rows))
     if report.history:
         rows = [md_row([_history_text(n), where(n.file, 0), code(n.suite)]) for n in report.history]
