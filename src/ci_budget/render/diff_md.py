@@ -14,6 +14,7 @@ from ci_budget.render import mermaid
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
+from ci_budget.render.run_folds import FOLD_END, fold
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
 from ci_budget.render.verdict import Words, context, headline
@@ -54,9 +55,10 @@ def measured_words(c: Change, given: str, strong=str) -> str:
     if c.est_after is None:
         return ""
     if c.p90 is None or c.headroom is None:
+        gaps = {"history": "no passing runs in the history", "model": "no entry in the model"}
         if given == "est_time":
             return "not measured (no --history or --partition-model given)"
-        return "not measured: no passing runs in the history, no entry in the model"
+        return "not measured: " + ", ".join(gaps[g] for g in given.split("+"))
     runs = f"{c.n:,} run{'s' if c.n != 1 else ''}, " if c.n else ""
     where = f"p90 {secs(c.p90)} ({runs}{c.measured_from})"
     if c.under_p90:
@@ -226,6 +228,22 @@ def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
     return gantts, charts
 
 
+def _drawn(gantts: list[str], charts: list[str]) -> list[Part]:
+    """One picture in view, the first (the one about the verdict); the others folded."""
+    titled = [("Predicted shards of the suites this PR changes materially", g) for g in gantts]
+    titled += [("Measured history vs est_time", c) for c in charts]
+    if not titled:
+        return []
+    (title, first), rest = titled[0], titled[1:]
+    parts = [mermaid.part(title, first)]
+    if rest:
+        items = [f"\n**{name}**\n\n{picture}" for name, picture in rest]
+        summary = f"{len(rest)} more picture{'s' if len(rest) > 1 else ''}"
+        parts.append(Part(fold(summary), "", items, priority=mermaid.PRIORITY,
+                          noun="picture(s)", close=FOLD_END))  # fmt: skip
+    return parts
+
+
 def _numbers(report: StaticReport) -> str:
     if report.predicted_from == "est_time":
         return "est_time"
@@ -245,11 +263,6 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
             "longest shard. GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    gantts, charts = pictures(report)
-    drawn = [
-        mermaid.part("Predicted shards of the suites this PR changes materially", gantts),
-        mermaid.part("Measured history vs est_time", charts),
-    ]
-    parts = [*_parts(report, blob), *drawn, foot]
+    parts = [*_parts(report, blob), *_drawn(*pictures(report)), foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)
