@@ -131,10 +131,15 @@ def stopped(plan, errors: list, sink: Sink):
     """No run: a file with a registry error has no registration, so a plan without it would
     neither run it nor size the shards as sglang's CI does (which stops on it). One line per
     error, the reason in the outputs, the summary and (where the trigger answers) the reply."""
+    from ci_budget.github.workflow import annotation
     from ci_budget.render.escape import code, md
 
     for problem in errors:
         sink.error(str(problem))
+    sink.annotations(
+        annotation("error", p.message, file=p.file, line=p.line or None, title="registry error")
+        for p in errors[:10]
+    )
     files = sorted({p.file for p in errors})
     reason = (
         f"{len(errors)} registry error(s) in {len(files)} file(s) ({', '.join(files[:3])}"
