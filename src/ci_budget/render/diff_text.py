@@ -89,8 +89,7 @@ def terminal(report: StaticReport) -> str:
             + (c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")
             for c in report.changes
         ]
-        head = ("CHANGE", "MEASURED, HEADROOM", "WHAT", "SUITE", "FILE")
-        out += ["", *aligned([head, *rows])]
+        out += ["", *aligned([("CHANGE", "MEASURED, HEADROOM", "WHAT", "SUITE", "FILE"), *rows])]
     if report.history:
         rows = [(_history_text(n), n.suite, n.file) for n in report.history]
         out += [
