@@ -283,9 +283,7 @@ def test_35030_and_35143_on_the_published_model_say_the_file_is_not_in_it(tmp_pa
         [suite] = data["suites"]
         assert (suite["shards_before"], suite["shards_after"]) == (12, 12)
         assert lines[1] == "## ✅ ci-budget: nothing to act on"
-        assert "not measured: no entry in the model" in (
-            _changed_row(lines)
-        )
+        assert "not measured: no entry in the model" in _changed_row(lines)
 
 
 def test_35030_and_35143_with_the_measured_655s_show_their_headroom(tmp_path: Path):

@@ -248,9 +248,8 @@ def test_drop_in_retries_a_retriable_failure_and_keeps_the_last_attempt(tmp_path
          str(root / "results.json"), "--format", "markdown"],
         cwd=root, capture_output=True, text=True, timeout=120,
     ).stdout  # fmt: skip
-    assert md.splitlines()[1] == (
-        "## ⚠️ ci-budget: 1 file passed only on a retry (`test_flaky.py`)"
-    )
+    headline = "## ⚠️ ci-budget: 1 file passed only on a retry (`test_flaky.py`)"
+    assert md.splitlines()[1] == headline
     assert "| 🔁 flaky |" in md and "attempt 1 failed after" in md
 
 
