@@ -303,6 +303,7 @@ def test_35030_and_35143_with_the_measured_655s_show_their_headroom(tmp_path: Pa
         assert (c["p90"], c["n"], c["measured_from"], c["under_p90"]) == (
             655.0, 10, "ci-budget history", False,
         )  # fmt: skip
+        assert round(c["headroom"], 3) == round((after - 655) / after, 3)  # in the JSON too
         assert lines[1] == "## ✅ ci-budget: nothing to act on"
 
 

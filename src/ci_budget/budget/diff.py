@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ci_budget.budget.impact import SuiteImpact, pr_risk, runner_gpus, suite_impacts
 from ci_budget.config import Config
@@ -48,6 +48,7 @@ class Change(BaseModel):
     measured_from: str | None = None  # MEASURED_FROM, or None: nothing measured it
     under_p90: bool = False  # est_time (head) below the measured p90
 
+    @computed_field  # type: ignore[prop-decorator]  # in the report's JSON too
     @property
     def headroom(self) -> float | None:
         """The share of the new est_time above what the file measures (p90): 790 s over 655 s
