@@ -50,8 +50,11 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def run_comment(tmp: Path) -> str:
-    out = tmp / "run.md"
-    cli("report", "--root", str(EXAMPLE), "--results", str(RESULTS / "demo-cpu.json"),
+    """The demo's results against a copy of the example outside any git checkout: the report
+    compares the commit they ran at with the checkout's, and this repository has moved on."""
+    out, root = tmp / "run.md", tmp / "example-run"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("results", "__pycache__"))
+    cli("report", "--root", str(root), "--results", str(RESULTS / "demo-cpu.json"),
         "--format", "markdown", "--out", str(out), cwd=tmp)  # fmt: skip
     return out.read_text(encoding="utf-8")
 

@@ -56,7 +56,7 @@ def test_patterns_pick_each_gated_functions_mutants_and_no_others():
 def test_only_sentences_are_forgiven_as_message_text():
     sentence = '-    why = "a has no permission"\n+    why = "XXa has no permissionXX"\n'
     word = '-    status = "over"\n+    status = "XXoverXX"\n'
-    code = '-    x = a < b\n+    x = a <= b\n'
+    code = "-    x = a < b\n+    x = a <= b\n"
     assert score.message_only(sentence)
     assert not score.message_only(word)
     assert not score.message_only(code)

@@ -18,7 +18,9 @@ Finite = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_SECONDS, le=MAX_SEC
 PathText = Annotated[str, Field(max_length=4096)]
 
 FileStatus = Literal["passed", "failed", "timeout", "crashed", "cancelled", "not-run"]
-BudgetStatus = Literal["ok", "near", "over", "timeout", "failed", "stale", "cancelled", "not-run"]
+BudgetStatus = Literal[
+    "ok", "near", "over", "timeout", "failed", "flaky", "stale", "cancelled", "not-run"
+]
 
 
 class Data(BaseModel):
@@ -105,6 +107,14 @@ class ClassTiming:
     test_cases: list[TestTiming] = Field(default_factory=list)
 
 
+class Attempt(Data):
+    """One run of a file that ran more than once (`run --enable-retry`)."""
+
+    status: FileStatus
+    elapsed: Seconds = 0.0
+    reason: str | None = None  # a failed attempt: why it ran again, and its message
+
+
 class FileResult(Data):
     path: PathText
     suite: str | None = None
@@ -120,6 +130,8 @@ class FileResult(Data):
     selection: list[str] = Field(default_factory=list)  # ::Class / ::Class::test narrowing
     # What tests printed that matches the value pattern (`avg_kl_div=1.2e-06`), by node id.
     printed: dict[str, list[str]] = Field(default_factory=dict)
+    # Every attempt, oldest first, when the file ran more than once (`elapsed`: the last one's)
+    attempts: list[Attempt] = Field(default_factory=list)
 
 
 class GpuInfo(Data):
@@ -137,6 +149,7 @@ class RunMeta(Data):
     runner_config: str | None = None
     configured_arch: str | None = None
     commit: str | None = None
+    repository: str | None = None  # owner/name the run's checkout is of (GITHUB_REPOSITORY)
     runner_labels: list[str] = Field(default_factory=list)
     host: str | None = None
     gpu: GpuInfo | None = None
@@ -174,6 +187,7 @@ class BudgetLine(Data):
     planned_from: str | None = None  # model / p90 / estimate / est_time
     p90: float | None = None  # the history's p90 of passing runs (with --history)
     n: int = 0  # passing runs in the history
+    attempts: list[Attempt] = Field(default_factory=list)  # a retried file's, oldest first
 
 
 class SuiteTotal(Data):
@@ -278,3 +292,6 @@ class Report(Data):
     problems: list[Problem] = Field(default_factory=list)
     warnings: list[Problem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # the results are not of the checkout the budgets were read from: "commit abc (checkout
+    # def)", "repository a/b (checkout c/d)"; the headline says so
+    elsewhere: list[str] = Field(default_factory=list)

@@ -101,6 +101,36 @@ def test_an_unknown_suite_is_one_short_line_with_the_closest_suites(tmp_path, ca
     assert "''" not in err and ", ," not in err  # the empty suite name is never offered
 
 
+def test_plan_stops_on_a_registry_error_with_a_line_per_error(tmp_path, capsys, monkeypatch):
+    """sglang's compute_partitions.py stops on `est_time="1150"`; a plan without the file
+    would run one shard fewer without a word."""
+    root = repo(tmp_path)
+    bad = root / "test/registered/test_1.py"
+    bad.write_text(bad.read_text().replace("est_time=11,", 'est_time="1150",'))
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    rc, out, err = cli(capsys, "plan", "--root", str(root), "--suite", SUITES[1])
+    assert rc == 2
+    assert err == (
+        "error: test/registered/test_1.py:12:27: register_cuda_ci(): est_time must be a number "
+        "of seconds, not '1150'\n"
+    )
+    reason = (
+        "1 registry error(s) in 1 file(s) (test/registered/test_1.py): not running; "
+        "ci-budget scan lists them"
+    )
+    assert out.splitlines()[:3] == ["should-run: false", "trigger: dispatch", f"reason: {reason}"]
+    assert "job:" not in out
+    written = outputs.read_text().splitlines()
+    at = next(i for i, x in enumerate(written) if x.startswith("should-run<<"))
+    assert written[at + 1] == "false"
+    assert reason in summary.read_text()
+    bad.write_text(bad.read_text().replace('est_time="1150",', "est_time=1150,"))
+    rc, out, err = cli(capsys, "plan", "--root", str(root), "--suite", SUITES[1])
+    assert (rc, err) == (0, "") and "registry error" not in out  # planned as usual
+
+
 def test_a_nightly_only_suite_names_the_flag(tmp_path, capsys):
     root = str(repo(tmp_path))
     rc, _, err = cli(capsys, "run", "--dry-run", "--root", root, "--suite", "nightly-x")

@@ -329,3 +329,55 @@ def test_comment_mode_creates_a_comment_only_when_it_says(tmp_path, github_stand
     said = {"off": "comment-mode off: no run comment posted",
             "changes": "no run comment on " if not created else "created the run comment"}  # fmt: skip
     assert said.get(mode, "created the run comment") in proc.stdout
+
+
+def test_a_results_file_where_nothing_ran_says_so_in_its_headline(tmp_path):
+    make_tree(tmp_path, {f"test_{i}.py": 100 for i in range(11)})
+    write_results(tmp_path / "r.json", [entry(f"test_{i}.py", 0.0, "not-run") for i in range(11)])
+    proc = cli(tmp_path, "--results", str(tmp_path / "r.json"), "--format", "markdown")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "## ⚠️ ci-budget: nothing ran (11 files not run)"
+    assert "nothing to act on" not in proc.stdout
+    proc = cli(tmp_path, "--results", str(tmp_path / "r.json"), "--format", "text")
+    assert proc.stdout.splitlines()[0] == "WARNING ci-budget (run): nothing ran (11 files not run)"
+    write_results(tmp_path / "none.json", [])
+    proc = cli(tmp_path, "--results", str(tmp_path / "none.json"), "--format", "markdown")
+    assert proc.stdout.splitlines()[1] == "## ⚠️ ci-budget: nothing ran (no file in the results)"
+    write_results(tmp_path / "one.json", [entry("test_0.py", 50.0)])
+    proc = cli(tmp_path, "--results", str(tmp_path / "one.json"), "--format", "markdown")
+    assert proc.stdout.splitlines()[1] == "## ✅ ci-budget: nothing to act on"
+
+
+def test_results_of_another_commit_or_repository_say_so_in_the_headline(tmp_path):
+    make_tree(tmp_path, {"test_ok.py": 100})
+    for argv in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t",
+                                                 "commit", "-qm", "x"]):  # fmt: skip
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    results = tmp_path / "r.json"
+
+    def headline(meta: dict, env: dict[str, str]) -> str:
+        data = {
+            "schema_version": 1,
+            "meta": {"suites": [SUITE], **meta},
+            "files": [entry("test_ok.py", 50.0)],
+        }
+        results.write_text(json.dumps(data))
+        proc = cli(tmp_path, "--results", str(results), "--format", "markdown",
+                   env=clean_env(**env))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()[1]
+
+    mine = {"GITHUB_REPOSITORY": "sgl-project/sglang"}
+    assert headline({"commit": head, "repository": "sgl-project/sglang"}, mine) == (
+        "## ✅ ci-budget: nothing to act on"
+    )
+    assert headline({"commit": head[:7]}, mine) == "## ✅ ci-budget: nothing to act on"
+    other = "0123456789abcdef0123456789abcdef01234567"
+    assert headline({"commit": other}, mine) == (
+        f"## ⚠️ ci-budget: results of another commit 0123456789ab (the checkout is {head[:12]})"
+    )
+    assert headline({"commit": head, "repository": "someone/sglang"}, mine) == (
+        "## ⚠️ ci-budget: results of another repository someone/sglang (this is sgl-project/sglang)"
+    )

@@ -108,7 +108,7 @@ def test_worst_status_reads_the_lines_not_their_order():
 
 def test_status_order_and_suggestions_are_the_documented_ones():
     assert STATUS_ORDER == (
-        "timeout", "over", "failed", "near", "stale", "ok", "cancelled", "not-run",
+        "timeout", "over", "failed", "flaky", "near", "stale", "ok", "cancelled", "not-run",
     )  # fmt: skip
     assert set(SUGGEST_FOR) == {"over", "near", "stale"}
     assert UNREGISTERED == "(unregistered)"

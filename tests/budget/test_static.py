@@ -103,8 +103,12 @@ def test_raised_est_time_shows_delta_suite_plan_and_history(tmp_path: Path):
     assert md.splitlines()[0] == MARKER
     # verdict first: the change leads, the file (shortened) follows
     row = next(line for line in md.splitlines() if "| `test_a.py:1` |" in line)
-    # the changed row carries what was measured: p90 661 s over 8 runs, under the new budget
-    assert row.startswith("| 600s → 790s: **+190s** (+32%); measured p90 661s over 8 run(s) |")
+    # the changed row carries what was measured: p90 661 s over 8 runs, and the new budget's
+    # headroom over it: (790 - 661) / 790 = 16 %, no arithmetic left to the reader
+    assert row.startswith(
+        "| 600s → 790s: **+190s** (+32%) | **16% headroom** over p90 661s (8 runs, "
+        "ci-budget history) |"
+    )
     assert "+190 GPU·s" in row  # 1-gpu-large: one GPU
     suite_row = next(line for line in md.splitlines() if line.endswith(f"| `{suite}` |"))
     # shards are planned on what CI plans with: a's measured 661 s (not its est_time) + b's
@@ -288,7 +292,10 @@ def test_terminal_format_is_plain_text_verdict_first(tmp_path: Path):
     assert text.startswith("OK ci-budget (budget): nothing to act on\n")
     assert text.splitlines()[1].startswith(f"est_time changes vs {base[:12]}: 1 registration")
     change = next(line for line in text.splitlines() if line.endswith(f"{a}:1"))
-    assert change.startswith("600s → 790s, +190s (+32%)  est_time")
+    assert change.startswith(
+        "600s → 790s, +190s (+32%)  not measured (no --history or --partition-model given)  "
+        "est_time"
+    )
     suite = next(line for line in text.splitlines() if "base-b-test-1-gpu-large" in line)
     assert suite.startswith("ok") and "900s → 790s of 20 min" in suite
 
@@ -410,12 +417,13 @@ def test_a_partition_model_sizes_shards_as_sglang_and_a_budget_under_p90_is_name
         160.0, "p90", 160.0, 3,
     )  # fmt: skip
     assert change["under_p90"] and data["under_p90"] == [
-        {"file": t + "c.py", "suite": suite, "est_time": 120.0, "p90": 160.0, "n": 3}
-    ]
+        {"file": t + "c.py", "suite": suite, "est_time": 120.0, "p90": 160.0, "n": 3,
+         "measured_from": "ci-budget history"}
+    ]  # fmt: skip
     md = out.read_text()
     # the verdict's headline names it
     assert "## ⚠️ ci-budget: 1 est_time below the measured p90 (`c.py`: 120s < p90 160s)" in md
-    assert "measured p90 160s over 3 run(s) ⚠️ below" in md
+    assert "| ⚠️ **33% below** p90 160s (3 runs, ci-budget history) |" in md
     # without the numbers: est_time alone, one shard of 320 s
     plain = _cli(repo, "--base", base, "--out", str(out), "--format", "json")
     [impact] = json.loads(plain.stdout)["suites"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from gitrepo import git
 from helpers.registry import reg
 
-from ci_budget.budget.diff import Change, HistoryNote, StaticReport
+from ci_budget.budget.diff import Change, HistoryNote, StaticReport, UnderBudget
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.status import build_report
 from ci_budget.budget.verdict import below_p90, run_news, run_verdict, static_news, static_verdict
@@ -76,7 +76,8 @@ def test_a_new_est_time_below_the_measured_p90_is_a_warning():
     enough = HistoryNote(file="t/b.py", suite=SUITE, est_time=900, stats=stats)
     unmeasured = HistoryNote(file="t/c.py", suite=SUITE, est_time=10, stats=Stats(file="t/c.py", suite=SUITE))  # fmt: skip
     assert [below_p90(n) for n in (low, enough, unmeasured)] == [True, False, False]
-    v = static_verdict(StaticReport(history=[low, enough, unmeasured]))
+    below = UnderBudget(file="t/a.py", suite=SUITE, est_time=790, p90=840, n=8)
+    v = static_verdict(StaticReport(history=[low, enough, unmeasured], under_p90=[below]))
     assert v.level == "warn"
     assert headline(v, WORDS, "ci-budget") == (
         "⚠️ ci-budget: 1 est_time below the measured p90 (`t/a.py`: 790s < p90 840s)"
@@ -237,3 +238,106 @@ def test_a_comment_is_news_only_for_a_change_ci_budget_watches_or_a_finding():
     assert run_news(_run([("t/big.py", 150, "passed")]))
     assert run_news(_run([("t/bad.py", 20, "failed")]))
     assert not run_news(_run([]))  # nothing ran
+
+
+# ---- measured headroom on sglang's real suite and published model ----
+
+MODEL = FIXTURES.parent / "sglang-ci-stats" / "model-base-b-test-1-gpu-large.json"
+
+
+def _suite_pr(tmp_path: Path, before: int, after: int, changed: str = GUARD) -> tuple[Path, str]:
+    """sglang's base-b-test-1-gpu-large at d3589a725 (its 122 registrations, as read from the
+    real tree) in an sglang-shaped checkout whose pr-test.yml gives the suite 30 min, as
+    sglang's does; the PR sets `changed`'s est_time from `before` to `after`."""
+    import json
+
+    from tests.sglang_tree import PR_TEST, make_tree
+
+    data = json.loads((FIXTURES / "registry-base-b-test-1-gpu-large.json").read_text())
+
+    def call(entry: dict, est: float) -> str:
+        off = f", disabled={entry['disabled']!r}" if entry.get("disabled") else ""
+        return f'register_cuda_ci(est_time={est:g}, stage="base-b", runner_config="1-gpu-large"{off})\n'
+
+    regs = data["registrations"]
+    tests = {rel: call(e, before if rel == changed else e["est_time"]) for rel, e in regs.items()}
+    repo = make_tree(tmp_path / "repo", tests)
+    pr_test = PR_TEST.replace(
+        "runner_config: 1-gpu-large, run_timeout_minutes: '10'",
+        "runner_config: 1-gpu-large, run_timeout_minutes: '30'",
+    )
+    (repo / ".github/workflows/pr-test.yml").write_text(pr_test)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    sha = git(repo, "rev-parse", "HEAD")
+    (repo / changed).write_text(
+        call(regs[changed], after) + '\nif __name__ == "__main__":\n    print()\n'
+    )
+    git(repo, "commit", "-q", "-am", "the PR")
+    return repo, sha
+
+
+def _static(repo: Path, base: str, *extra: str) -> tuple[dict, list[str]]:
+    import json
+
+    out = repo.parent / "budget.md"
+    proc = _cli(repo, "--base", base, "--partition-model", str(MODEL), "--format", "markdown",
+                "--out", str(out), *extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.with_suffix(".json").read_text())
+    return data, out.read_text(encoding="utf-8").splitlines()
+
+
+def _changed_row(lines: list[str]) -> str:
+    return next(x for x in lines if "test_unified_radix_cache_kl_hybrid_bitexact.py:" in x)
+
+
+def test_35030_and_35143_on_the_published_model_say_the_file_is_not_in_it(tmp_path: Path):
+    """The newest published model (fit window from 2026-06-24) predates the file (added
+    2026-08-13): no measured number, and the row says so. Shard counts are sglang's own:
+    its compute_partitions.py, given this model, dispatches 12 shards at d3589a725, ace731417
+    and 6e8a4abb5."""
+    for before, after in ((600, 790), (790, 1150)):
+        repo, base = _suite_pr(tmp_path / str(after), before, after)
+        data, lines = _static(repo, base)
+        [suite] = data["suites"]
+        assert (suite["shards_before"], suite["shards_after"]) == (12, 12)
+        assert lines[1] == "## ✅ ci-budget: nothing to act on"
+        assert "not measured: no entry in the model" in _changed_row(lines)
+
+
+def test_35030_and_35143_with_the_measured_655s_show_their_headroom(tmp_path: Path):
+    """With the file's measured runs (p90 655 s): #35030's 790 s is +32 % with 17 % headroom,
+    #35143's 1,150 s is +46 % with 43 % headroom; neither is a finding."""
+    runs = [610, 620, 630, 635, 640, 645, 650, 655, 655, 700]
+    for before, after, change, room in ((600, 790, "+32%", "17%"), (790, 1150, "+46%", "43%")):
+        repo, base = _suite_pr(tmp_path / str(after), before, after)
+        store = tmp_path / f"history-{after}.json"
+        _history(store, GUARD, SUITE, runs)
+        data, lines = _static(repo, base, "--history", str(store))
+        row = _changed_row(lines)
+        assert (
+            f"({change}) | **{room} headroom** over p90 655s (10 runs, ci-budget history) |" in row
+        )
+        [c] = data["changes"]
+        assert (c["p90"], c["n"], c["measured_from"], c["under_p90"]) == (
+            655.0, 10, "ci-budget history", False,
+        )  # fmt: skip
+        assert round(c["headroom"], 3) == round((after - 655) / after, 3)  # in the JSON too
+        assert lines[1] == "## ✅ ci-budget: nothing to act on"
+
+
+def test_a_budget_cut_below_the_models_p90_is_the_verdict(tmp_path: Path):
+    """A file the model measures (test_spec_eagle_stress.py: p90 894 s over the model's 15
+    runs) cut to 800 s: the verdict names it, with where the number comes from."""
+    stress = "test/registered/spec/eagle/test_spec_eagle_stress.py"
+    repo, base = _suite_pr(tmp_path, 900, 800, changed=stress)
+    data, lines = _static(repo, base)
+    assert lines[1] == (
+        "## ⚠️ ci-budget: 1 est_time below the measured p90 (`test_spec_eagle_stress.py`: "
+        "800s < p90 894s)"
+    )
+    row = next(x for x in lines if "test_spec_eagle_stress.py:" in x)
+    assert "| ⚠️ **12% below** p90 894s (15 runs, sglang-ci-stats model) |" in row
+    assert data["under_p90"][0]["measured_from"] == "sglang-ci-stats model"

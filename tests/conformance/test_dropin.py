@@ -228,6 +228,29 @@ def test_drop_in_retries_a_retriable_failure_and_keeps_the_last_attempt(tmp_path
     assert results["meta"]["mode"] == "script"  # `python3 FILE -f` from test/, as sglang
     assert fine["status"] == "passed"
     assert '{"file": "test/registered/test_flaky.py", "passed": true' in done.stdout
+    first, second = flaky["attempts"]
+    assert (first["status"], second["status"]) == ("failed", "passed")
+    assert first["reason"].startswith("AssertionError") and second["reason"] is None
+    assert second["elapsed"] == flaky["elapsed"] and "attempts" not in fine or not fine["attempts"]
+    # The report: flaky, not passed; the job's time on it is every attempt's.
+    shown = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(root), "--results",
+         str(root / "results.json"), "--format", "json"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    line = next(x for x in json.loads(shown.stdout)["lines"] if x["file"].endswith("flaky.py"))
+    assert line["status"] == "flaky" and line["file_status"] == "passed"
+    assert line["measured"] == pytest.approx(first["elapsed"] + second["elapsed"])
+    assert [a["status"] for a in line["attempts"]] == ["failed", "passed"]
+    md = subprocess.run(
+        [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(root), "--results",
+         str(root / "results.json"), "--format", "markdown"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    headline = "## ⚠️ ci-budget: 1 file passed only on a retry (`test_flaky.py`)"
+    assert md.splitlines()[1] == headline
+    assert "| 🔁 flaky |" in md and "attempt 1 failed after" in md
 
 
 def test_drop_in_without_retry_stops_at_the_first_failure(tmp_path):

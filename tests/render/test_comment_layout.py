@@ -126,3 +126,56 @@ def test_the_first_screen_stays_short_however_much_needs_action():
     assert lines.index("### Suite totals") <= FIRST_SCREEN_LINES
     assert "30 guard rows unverified on SM90" in lines[1]
     assert "<details><summary>26 more architecture rows</summary>" in text
+
+
+# ---- the reader's view: the verdict and the action list first, one picture in view ----
+
+FIRST_SCREEN_PX = 800  # what a 1,012 px wide window shows before any scrolling, at least
+
+
+def _unfolded(markdown: str) -> str:
+    """The markdown a reader sees before opening any <details>."""
+    import re
+
+    return re.sub(r"<details>.*?</details>", "", markdown, flags=re.S)
+
+
+def test_one_picture_in_view_and_no_line_joins_two_files():
+    from ci_budget.render import mermaid
+
+    run = run_md.markdown(_run_report())
+    budget = diff_md.markdown(_static_report())
+    for text in (run, budget):
+        assert _unfolded(text).count("```mermaid") == 1, text
+    assert budget.count("```mermaid") == 3  # the others are a click away
+    assert "<details><summary>2 more pictures</summary>" in budget
+    chart = mermaid.run_chart(_run_report()).splitlines()
+    assert chart[1] == "xychart-beta horizontal"  # names beside their bars, whole
+    [line] = [x for x in chart if x.startswith("    line [")]
+    assert set(line.removeprefix("    line [").removesuffix("]").split(", ")) == {"100"}
+    # an xychart is 700 px wide whatever the column: its title must fit that (a Gantt spans
+    # the column)
+    for block in (run + budget).split("```mermaid")[1:]:
+        if block.startswith("\nxychart"):
+            title = next(x for x in block.splitlines() if x.startswith("    title "))
+            assert len(title.removeprefix("    title ").strip('"')) <= 57, title
+
+
+@pytest.mark.slow  # starts Chromium twice per comment
+def test_the_example_comments_open_on_their_verdict_and_action_list(tmp_path):
+    import example_comments
+
+    _chromium_or_skip()
+    if not comment_page.MERMAID_JS.is_file():
+        pytest.skip("needs `npm ci` in tests/mermaid")
+    for comment, action in (
+        (example_comments.run_comment(tmp_path), "Files that need action (2)"),
+        (example_comments.budget_comment(tmp_path / "b"), "Changed registrations"),
+    ):
+        tops = dict(comment_page.drawn(comment)["headings"])
+        headline = next(iter(tops))
+        assert tops[headline] < 50 and headline.startswith("🛑 ci-budget:")
+        assert tops[action] < FIRST_SCREEN_PX - 150, tops  # and its first rows
+        drawn = ("Measured vs est_time", "Measured history vs est_time", "Predicted shards")
+        pictures = [t for t in tops if t.startswith(drawn)]
+        assert len(pictures) == 1 and tops[pictures[0]] > tops[action]

@@ -96,7 +96,7 @@ def test_every_emitted_block_parses():
     )
     emitted += blocks_of(history_md.markdown(stats, trends))
     kinds = [b.split("\n", 1)[0] for b in emitted]
-    assert kinds == ["xychart-beta", "gantt", "gantt", "xychart-beta", "xychart-beta"]
+    assert kinds == ["xychart-beta horizontal", "gantt", "gantt", "xychart-beta", "xychart-beta"]
     results = parse(emitted)
     assert [r["ok"] for r in results] == [True] * 5, results
     assert [r["type"] for r in results] == ["xychart", "gantt", "gantt", "xychart", "xychart"]
@@ -172,7 +172,11 @@ def test_the_example_comments_pictures_parse(tmp_path):
 
     run = blocks_of(example_comments.run_comment(tmp_path))
     budget = blocks_of(example_comments.budget_comment(tmp_path))
-    assert [b.split("\n", 1)[0] for b in run + budget] == ["xychart-beta", "gantt", "xychart-beta"]
+    assert [b.split("\n", 1)[0] for b in run + budget] == [
+        "xychart-beta horizontal",
+        "gantt",
+        "xychart-beta",
+    ]
     gantt, trend = budget
     assert "1 → 2 shard(s)" in gantt and "shard 1 700s :crit, a1, 00:00:00, 00:11:40" in gantt
     assert "test_long_prefix_sweep" in trend and trend.count("bar [") == 1

@@ -26,16 +26,18 @@ class PlanOptions:
 
 
 def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
-    """Decide, answer on the PR, write the outputs; always exit 0 (someone else's bad input
-    never fails the step)."""
+    """Decide, answer on the PR, write the outputs; exit 0 (someone else's bad input never
+    fails the step), except for registry errors in a plan that would run: those stop it with
+    one line each and exit 2, as sglang's compute_partitions.py stops (docs/commands.md)."""
     from ci_budget.app.plan_github import Feedback, answer
     from ci_budget.render.escape import inline
 
     sink = sink or Sink(settings)
     settings.check()
     feedback = Feedback(settings)
+    errors: list = []
     try:
-        decided = _decide(settings, options, feedback, sink)
+        decided = _decide(settings, options, feedback, sink, errors)
     except (AppError, KeyboardInterrupt):
         raise
     except Exception as exc:  # a PR's file or an event this code did not foresee: no run, exit 0
@@ -67,11 +69,12 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
         sink.echo(decided.model_dump_json(indent=2))
     else:
         sink.echo(describe(decided, calls))
-    return 0
+    return 2 if errors else 0
 
 
-def _decide(settings, options: PlanOptions, feedback, sink: Sink):
-    """Ask the trigger core, fetching each fact it asks for, until it gives a Plan."""
+def _decide(settings, options: PlanOptions, feedback, sink: Sink, errors: list):
+    """Ask the trigger core, fetching each fact it asks for, until it gives a Plan; a plan
+    that would run over registry errors is stopped (`errors` gets them)."""
     from ci_budget.app.numbers import plan_numbers
     from ci_budget.app.plan_github import gather
     from ci_budget.github.events import EventError
@@ -103,7 +106,8 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
             payload = settings.event()
         except EventError as exc:
             return Plan(reason=str(exc))
-    registrations = scan_tree(root, config).registrations
+    scanned = scan_tree(root, config)
+    registrations = scanned.registrations
     facts.rerun_files = rerun_files(root, config)  # the checkout's; a commit's: with its registry
     # a bad history or model is a warning: shard counts then fall back as sglang's do
     numbers = plan_numbers(options.history, options.partition_model, sink, lenient=True)
@@ -113,6 +117,10 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink):
     for _ in range(8):  # refusals, permission, pull, commits, registry: at most five facts
         out = decide(name, payload, facts, registrations, config)
         if isinstance(out, Plan):
+            asked = facts.suites is not None or facts.specs is not None
+            if scanned.errors and (out.should_run or asked):
+                errors += scanned.errors
+                return stopped(out, scanned.errors, sink)
             return _with_walls(out, registrations, config, numbers)
         gather(out, facts, feedback, config)
     # pragma: no cover - the core never asks more than five times
@@ -138,6 +146,32 @@ def _with_walls(plan, registrations, config, numbers):
             row.predicted_wall = shard_walls(regs, row.suite, count, numbers)[index]
             row.timeout_s = config.suite_timeout_s(row.suite, regs[0].stage)
     return plan
+
+
+def stopped(plan, errors: list, sink: Sink):
+    """No run: a file with a registry error has no registration, so a plan without it would
+    neither run it nor size the shards as sglang's CI does (which stops on it). One line per
+    error, the reason in the outputs, the summary and (where the trigger answers) the reply."""
+    from ci_budget.github.workflow import annotation
+    from ci_budget.render.escape import code, md
+
+    for problem in errors:
+        sink.error(str(problem))
+    sink.annotations(
+        annotation("error", p.message, file=p.file, line=p.line or None, title="registry error")
+        for p in errors[:10]
+    )
+    files = sorted({p.file for p in errors})
+    reason = (
+        f"{len(errors)} registry error(s) in {len(files)} file(s) ({', '.join(files[:3])}"
+        f"{', ...' if len(files) > 3 else ''}): not running; ci-budget scan lists them"
+    )
+    listed = "".join(f"\n- {code(str(p), cell=False)}" for p in errors[:20])
+    reply = None if plan.reply is None else f"Not running: {md(reason)}{listed}\n"
+    return plan.model_copy(
+        update={"should_run": False, "reason": reason, "matrix": [], "reply": reply,
+                "reaction": "confused" if plan.reaction else None}
+    )  # fmt: skip
 
 
 def matrix_json(plan) -> str:

@@ -121,6 +121,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     scanned = scan_files(root, [f for f in discover(root, config) if f in reported], config)
     built = build_report(scanned, runs, config, kind=options.kind, arch_rows=rows,
                          arch_problems=problems)  # fmt: skip
+    built.elsewhere = elsewhere(settings, runs)
     if options.history is not None or options.partition_model is not None:
         from ci_budget.app.numbers import plan_numbers
         from ci_budget.budget.status import attach_numbers
@@ -162,6 +163,26 @@ def _blob(settings, runs) -> str | None:
     commits = {run.meta.commit for run in runs if run.meta.commit}
     commit = commits.pop() if len(commits) == 1 else None
     return blob_base(settings.env.server_url, settings.env.repository, commit)
+
+
+def elsewhere(settings, runs) -> list[str]:
+    """What the results are of that the checkout (whose registrations give the budgets) is not:
+    another commit, another repository. Results that do not say are taken as the checkout's."""
+    from ci_budget.workspace.git import head_commit
+
+    here = head_commit(settings.root) or settings.env.sha
+    out = []
+    commits = sorted({m.commit for run in runs if (m := run.meta).commit})
+    other = [c for c in commits if here and not (c.startswith(here) or here.startswith(c))]
+    if other:
+        names = ", ".join(c[:12] for c in other[:3]) + (", ..." if len(other) > 3 else "")
+        out.append(f"commit {names} (the checkout is {here[:12]})")
+    repo = settings.env.repository
+    repos = sorted({m.repository for run in runs if (m := run.meta).repository})
+    foreign = [r for r in repos if repo and r.lower() != repo.lower()]
+    if foreign:
+        out.append(f"repository {', '.join(foreign[:3])} (this is {repo})")
+    return out
 
 
 def load_runs(options: ReportOptions) -> list:

@@ -319,6 +319,7 @@ def _meta(settings, options: RunOptions, registrations, python: str, mode: str, 
         # The checked-out commit first: for /rerun-test it is the authorised PR head, while
         # GITHUB_SHA is the default branch's tip.
         commit=head_commit(settings.root) or settings.env.sha,
+        repository=settings.env.repository,
         runner_labels=[x.strip() for x in labels.split(",") if x.strip()],
         host=socket.gethostname(), gpu=gpu, mode=mode, python=python, tool_version=__version__,
     )  # fmt: skip

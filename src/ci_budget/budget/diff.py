@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ci_budget.budget.impact import SuiteImpact, pr_risk, runner_gpus, suite_impacts
 from ci_budget.config import Config
@@ -23,6 +23,9 @@ from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
 from ci_budget.sharding.model import PlanNumbers
 
 RISK_ORDER = ("ok", "near", "over")
+# where a changed file's measured p90 comes from: the history store (samples of `history add`,
+# or of `history import` of sglang-ci-stats runs), else sglang-ci-stats' model.json
+MEASURED_FROM = ("ci-budget history", "sglang-ci-stats runs", "sglang-ci-stats model")
 
 
 class Change(BaseModel):
@@ -40,9 +43,19 @@ class Change(BaseModel):
     gpu_seconds_delta: float | None = None  # None: a runner config with unknown GPUs
     planned: float | None = None  # the seconds its suite is planned on for it (head)
     planned_from: str | None = None  # model / p90 / estimate / est_time
-    p90: float | None = None  # measured: p90 of the passing runs in the history
-    n: int = 0  # passing runs measured
+    p90: float | None = None  # measured: p90 of the passing runs (history, else the model)
+    n: int = 0  # passing runs measured (the model: the runs it was fitted on)
+    measured_from: str | None = None  # MEASURED_FROM, or None: nothing measured it
     under_p90: bool = False  # est_time (head) below the measured p90
+
+    @computed_field  # type: ignore[prop-decorator]  # in the report's JSON too
+    @property
+    def headroom(self) -> float | None:
+        """The share of the new est_time above what the file measures (p90): 790 s over 655 s
+        is 17 %; negative when the budget is below it."""
+        if self.p90 is None or not self.est_after:
+            return None
+        return (self.est_after - self.p90) / self.est_after
 
     @property
     def delta(self) -> float:
@@ -63,6 +76,7 @@ class UnderBudget(BaseModel):
     est_time: float
     p90: float
     n: int
+    measured_from: str | None = None
 
 
 class HistoryNote(BaseModel):
@@ -239,6 +253,7 @@ def build_static(
                 est_time=c.est_after or 0.0,
                 p90=c.p90 or 0.0,
                 n=c.n,
+                measured_from=c.measured_from,
             )
             for c in changes
             if c.under_p90
@@ -257,8 +272,24 @@ def _measure(changes: list[Change], numbers: PlanNumbers) -> None:
         c.planned, c.planned_from = numbers.seconds(c.file, c.suite_after, c.est_after)
         if numbers.history is not None:
             stats = numbers.history.stats(c.file, c.suite_after)
-            c.p90, c.n = stats.p90, stats.n
-            c.under_p90 = stats.p90 is not None and c.est_after < stats.p90
+            if stats.p90 is not None:
+                c.p90, c.n = stats.p90, stats.n
+                c.measured_from = _history_source(numbers.history, c.file, c.suite_after)
+        model = numbers.model
+        if c.p90 is None and model is not None:
+            if (seconds := model.seconds(c.file, c.suite_after)) is not None:
+                # sglang-ci-stats' est is the p90 of the file's passing runs on main
+                c.p90, c.n, c.measured_from = seconds, model.n_runs or 0, MEASURED_FROM[2]
+        c.under_p90 = c.p90 is not None and c.est_after < c.p90
+
+
+def _history_source(history: History, file: str, suite: str) -> str:
+    """Samples imported from sglang-ci-stats runs carry a `ci-stats:` run key."""
+    runs = [s.run for s in history.samples(file, suite)]
+    imported = sum(r.startswith("ci-stats:") for r in runs)
+    if imported == len(runs):
+        return MEASURED_FROM[1]
+    return MEASURED_FROM[0] if not imported else " + ".join(MEASURED_FROM[:2])
 
 
 def _history_notes(changes: list[Change], history: History) -> list[HistoryNote]:

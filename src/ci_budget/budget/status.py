@@ -26,9 +26,12 @@ from ci_budget.units import secs
 
 # Worst first; also the order of the report's tables.
 # `cancelled`: someone stopped the run (SIGINT/SIGTERM); it says nothing about the budget.
-STATUS_ORDER = ("timeout", "over", "failed", "near", "stale", "ok", "cancelled", "not-run")
+# `flaky`: passed only on a retry (`run --enable-retry`); its measured time is every attempt's.
+STATUS_ORDER = (
+    "timeout", "over", "failed", "flaky", "near", "stale", "ok", "cancelled", "not-run"
+)  # fmt: skip
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
-ATTENTION = STATUS_ORDER[: _RANK["near"]]  # timed out, over or failed: never cut from a report
+ATTENTION = STATUS_ORDER[: _RANK["near"]]  # timed out, over, failed or flaky: never cut
 WORTH_A_WORD = STATUS_ORDER[: _RANK["near"] + 1]  # what `worst_status` reports; else "ok"
 SUGGEST_FOR = ("over", "near", "stale")  # and timeouts, with their limit as a lower bound
 UNREGISTERED = "(unregistered)"
@@ -125,7 +128,7 @@ def budget_line(
     result: FileResult, reg: Registration | None, suite: str, gpus: int, config: Config
 ) -> BudgetLine:
     est = reg.est_time if reg is not None else (result.est_time or 0.0)
-    measured = None if result.status == "not-run" else result.elapsed
+    measured = None if result.status == "not-run" else spent(result)
     ratio = measured / est if measured is not None and est > 0 else None
     # A registered est_time=0 that ran is over by any measured time (the ratio itself has no
     # value to show); it ran, so it is never `not-run`.
@@ -150,6 +153,8 @@ def budget_line(
         status in SUGGEST_FOR or (reg is None and result.status == "passed")
     ):
         suggestion = proposal(est, measured, config.thresholds)
+    if result.status == "passed" and len(result.attempts) > 1 and status != "not-run":
+        status = "flaky"
     return BudgetLine(
         file=result.path,
         suite=suite,
@@ -167,7 +172,13 @@ def budget_line(
         gpus=gpus,
         gpu_seconds=(measured or 0.0) * gpus,
         message=message,
+        attempts=result.attempts,
     )
+
+
+def spent(result: FileResult) -> float:
+    """The seconds the job spent on the file: every attempt's, when it ran more than once."""
+    return math.fsum(a.elapsed for a in result.attempts) if result.attempts else result.elapsed
 
 
 def sort_key(line: BudgetLine) -> tuple:

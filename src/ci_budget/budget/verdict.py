@@ -33,7 +33,10 @@ KINDS = (
     "failed",  # files that failed or crashed
     "stage-over",  # a stage predicted over its timeout because of this PR
     "registry-error",  # registry errors the PR introduced
+    "elsewhere",  # results of another commit or repository than the checkout's budgets
+    "nothing-ran",  # a results file in which no file ran
     "over",  # files measured over budget
+    "flaky",  # files that passed only on a retry
     "below-p90",  # a new est_time below the file's measured p90
     "stage-near",  # a stage predicted near its timeout because of this PR
     "unverified",  # guard rows never shown to fire on the CI arch
@@ -87,16 +90,26 @@ def _guard_findings(rows: Iterable[ArchRow]) -> list[Finding]:
 
 
 def run_verdict(report: Report) -> Verdict:
-    """Timeouts, failures and files over budget, and guard rows flagged for the run's arch.
-    A run has no base: a stage's time is not judged here (the static report does that)."""
+    """Timeouts, failures and files over budget, guard rows flagged for the run's arch, results
+    of another checkout, and a run in which nothing ran. A run has no base: a stage's time is
+    not judged here (the static report does that)."""
     by_status: dict[str, list[str]] = {}
     for line in report.lines:  # worst first already
         by_status.setdefault(line.status, []).append(line.file)
     findings = [
         Finding(kind=kind, count=len(files), names=files)
-        for kind, files in ((k, by_status.get(k, [])) for k in ("timeout", "failed", "over"))
+        for kind, files in (
+            (k, by_status.get(k, [])) for k in ("timeout", "failed", "over", "flaky")
+        )
     ]
     findings += _guard_findings(report.arch_rows)
+    findings.append(Finding(kind="elsewhere", count=len(report.elsewhere), detail=report.elsewhere))
+    idle = sum(len(by_status.get(s, [])) for s in ("not-run", "cancelled"))
+    if idle == len(report.lines):  # not one file ran: never "nothing to act on"
+        told = (
+            f"{idle:,} file{'s' if idle != 1 else ''} not run" if idle else "no file in the results"
+        )
+        findings.append(Finding(kind="nothing-ran", count=1, detail=[told]))
     near = by_status.get("near", [])
     return verdict_of(findings, [Finding(kind="near", count=len(near), names=near)])
 
@@ -146,7 +159,7 @@ def static_verdict(report: StaticReport) -> Verdict:
         risk: [s for s in timed if s.risk == risk and pr_risk(s) != risk]
         for risk in ("over", "near")
     }
-    low = [n for n in report.history if below_p90(n)]
+    low = report.under_p90  # history, else the model: below what the file measures
     new_rows, old_rows = new_flags(report.arch_rows, report.arch_rows_before)
     findings = [
         _stage("stage-over", ours["over"]),
@@ -160,7 +173,7 @@ def static_verdict(report: StaticReport) -> Verdict:
             kind="below-p90",
             count=len(low),
             names=[n.file for n in low],
-            detail=[f"{secs(n.est_time)} < p90 {secs(n.stats.p90)}" for n in low],
+            detail=[f"{secs(n.est_time)} < p90 {secs(n.p90)}" for n in low],
         ),
         *_guard_findings(new_rows),
     ]

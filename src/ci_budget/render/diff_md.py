@@ -14,6 +14,7 @@ from ci_budget.render import mermaid
 from ci_budget.render.escape import code, md
 from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
 from ci_budget.render.paths import file_cell, short_names
+from ci_budget.render.run_folds import FOLD_END, fold
 from ci_budget.render.sticky import marker_for
 from ci_budget.render.table import md_head, md_row
 from ci_budget.render.verdict import Words, context, headline
@@ -46,16 +47,27 @@ def _what(c: Change) -> str:
     return ", ".join(labels[k] for k in c.kinds)
 
 
-def _measured(c: Change) -> str:
-    """The measured p90 beside a changed est_time, flagged when the budget is below it."""
-    if c.p90 is None:
+def measured_words(c: Change, given: str, strong=str) -> str:
+    """What the file measures (p90, runs, source) and the new est_time's headroom over it:
+    `17% headroom over p90 655s (12 runs, ci-budget history)`, or how far below it the budget
+    is. `given`: the report's `predicted_from` (what measured data there was); `strong`:
+    how the verdict's number is emphasised."""
+    if c.est_after is None:
         return ""
-    flag = " ⚠️ below" if c.under_p90 else ""
-    return f"; measured p90 {secs(c.p90)} over {c.n} run(s){flag}"
+    if c.p90 is None or c.headroom is None:
+        gaps = {"history": "no passing runs in the history", "model": "no entry in the model"}
+        if given == "est_time":
+            return "not measured (no --history or --partition-model given)"
+        return "not measured: " + ", ".join(gaps[g] for g in given.split("+"))
+    runs = f"{c.n:,} run{'s' if c.n != 1 else ''}, " if c.n else ""
+    where = f"p90 {secs(c.p90)} ({runs}{c.measured_from})"
+    if c.under_p90:
+        return f"⚠️ {strong(pct(-c.headroom) + ' below')} {where}"
+    return f"{strong(pct(c.headroom) + ' headroom')} over {where}"
 
 
-def _est(c: Change) -> str:
-    return _est_change(c) + _measured(c)
+def bold(text: str) -> str:
+    return f"**{text}**"
 
 
 def _est_change(c: Change) -> str:
@@ -139,12 +151,14 @@ def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
     if report.changes:
         rows = [
             md_row(
-                [_est(c), _what(c), _gpu(c.gpu_seconds_delta), where(c.file, c.line)]
+                [_est_change(c), measured_words(c, report.predicted_from, bold), _what(c)]
+                + [_gpu(c.gpu_seconds_delta), where(c.file, c.line)]
                 + [code(c.suite_after or c.suite_before or "")]
             )
             for c in report.changes
         ]
-        columns = ["est_time change", "what", "GPU cost / run", "file", "suite"]
+        columns = ["est_time change", "measured, headroom", "what", "GPU cost / run", "file"]
+        columns.append("suite")
         parts.append(_part("Changed registrations", columns, rows))
     if report.history:
         rows = [md_row([_history_text(n), where(n.file, 0), code(n.suite)]) for n in report.history]
@@ -214,6 +228,22 @@ def pictures(report: StaticReport) -> tuple[list[str], list[str]]:
     return gantts, charts
 
 
+def _drawn(gantts: list[str], charts: list[str]) -> list[Part]:
+    """One picture in view, the first (the one about the verdict); the others folded."""
+    titled = [("Predicted shards of the suites this PR changes materially", g) for g in gantts]
+    titled += [("Measured history vs est_time", c) for c in charts]
+    if not titled:
+        return []
+    (title, first), rest = titled[0], titled[1:]
+    parts = [mermaid.part(title, first)]
+    if rest:
+        items = [f"\n**{name}**\n\n{picture}" for name, picture in rest]
+        summary = f"{len(rest)} more picture{'s' if len(rest) > 1 else ''}"
+        parts.append(Part(fold(summary), "", items, priority=mermaid.PRIORITY,
+                          noun="picture(s)", close=FOLD_END))  # fmt: skip
+    return parts
+
+
 def _numbers(report: StaticReport) -> str:
     """What shards are split on, and what their walls are predicted from."""
     if report.predicted_from == "est_time":
@@ -241,11 +271,6 @@ def markdown(report: StaticReport, limit: int = LIMIT, blob: str | None = None) 
             "longest shard. GPU cost = Δ est_time × the runner config's GPUs.</sub>\n"
         ],
     )
-    gantts, charts = pictures(report)
-    drawn = [
-        mermaid.part("Predicted shards of the suites this PR changes materially", gantts),
-        mermaid.part("Measured history vs est_time", charts),
-    ]
-    parts = [*_parts(report, blob), *drawn, foot]
+    parts = [*_parts(report, blob), *_drawn(*pictures(report)), foot]
     fit_parts(top, parts, limit)
     return join(top, parts, limit)

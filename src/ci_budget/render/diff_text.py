@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import static_verdict
-from ci_budget.render.diff_md import _gpu, _history_text
+from ci_budget.render.diff_md import _gpu, _history_text, measured_words
 from ci_budget.render.escape import plain
 from ci_budget.render.table import aligned
 from ci_budget.render.verdict import WORD, Words, context, headline
@@ -91,10 +91,11 @@ def terminal(report: StaticReport) -> str:
         ]
     if report.changes:
         rows = [
-            (_change(c), _what(c), c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")
+            (_change(c), measured_words(c, report.predicted_from), _what(c))
+            + (c.suite_after or c.suite_before or "", f"{c.file}:{c.line}")
             for c in report.changes
         ]
-        out += ["", *aligned([("CHANGE", "WHAT", "SUITE", "FILE"), *rows])]
+        out += ["", *aligned([("CHANGE", "MEASURED, HEADROOM", "WHAT", "SUITE", "FILE"), *rows])]
     if report.history:
         rows = [(_history_text(n), n.suite, n.file) for n in report.history]
         out += [

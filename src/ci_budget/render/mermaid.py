@@ -121,10 +121,11 @@ def trend_chart(file: str, points: list[TrendPoint], est_now: float | None = Non
     if est_now is not None:
         est[-1] = est_now
     top = max([p.elapsed for p in points] + [e for e in est if e is not None])
-    name = label(file.rsplit("/", 1)[-1].removesuffix(".py"), 40)
+    # a title Mermaid draws whole at GitHub's width: at most 28 + 29 characters
+    name = label(file.rsplit("/", 1)[-1].removesuffix(".py"), 28)
     lines = [
         "xychart-beta",
-        f'    title "{name}: runs (bars), p50 and p90 (lines) vs est_time, s"',
+        f'    title "{name}: runs, p50/p90, est_time (s)"',
         "    x-axis [" + ", ".join(f'"{d}"' for d in _dates(points)) + "]",
         f'    y-axis "seconds" 0 --> {max(1, round(top * 1.1))}',
         "    bar [" + ", ".join(f"{p.elapsed:.1f}" for p in points) + "]",
@@ -137,8 +138,10 @@ def trend_chart(file: str, points: list[TrendPoint], est_now: float | None = Non
 
 
 def run_chart(report: Report) -> str | None:
-    """Measured time (bars) against est_time (line) for the files that matter: every flagged
-    file, then the longest others, at most `MAX_FILES`."""
+    """Each file's measured time as a share of its own est_time (bars, one a file, its name
+    whole beside it) against the budget, 100 % (a line at one level: it joins no two files'
+    numbers), for the files that matter: every flagged file, then the longest others, at most
+    `MAX_FILES`."""
     lines_ = [x for x in report.lines if x.measured is not None and x.est_time]
     flagged = [x for x in lines_ if x.status in CHART_STATUSES]
     others = sorted(
@@ -147,15 +150,15 @@ def run_chart(report: Report) -> str | None:
     chosen = (flagged + others)[:MAX_FILES]
     if not chosen:
         return None
-    names = [label(x.file.rsplit("/", 1)[-1].removesuffix(".py"), 16) for x in chosen]
-    top = max(max(x.measured or 0, x.est_time) for x in chosen)
+    names = [label(x.file.rsplit("/", 1)[-1].removesuffix(".py"), 40) for x in chosen]
+    used = [100 * (x.measured or 0) / x.est_time for x in chosen]
     return block(
         [
-            "xychart-beta",
-            '    title "Measured (bars) vs est_time (line), seconds"',
+            "xychart-beta horizontal",
+            '    title "Measured, % of its est_time (line: the budget)"',
             "    x-axis [" + ", ".join(f'"{n}"' for n in names) + "]",
-            f'    y-axis "seconds" 0 --> {max(1, round(top * 1.1))}',
-            "    bar [" + ", ".join(f"{x.measured:.1f}" for x in chosen) + "]",
-            "    line [" + ", ".join(f"{x.est_time:g}" for x in chosen) + "]",
+            f'    y-axis "% of est_time" 0 --> {max(110, round(max(used) * 1.1))}',
+            "    bar [" + ", ".join(f"{u:.0f}" for u in used) + "]",
+            "    line [" + ", ".join("100" for _ in chosen) + "]",
         ]
     )

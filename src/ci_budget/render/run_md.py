@@ -35,6 +35,7 @@ from ci_budget.render.words import (
     STATUS_EMOJI,
     STATUS_WORD,
     arch_cells,
+    attempts_text,
     budget,
     run_places,
     suggestion_text,
@@ -69,8 +70,13 @@ def file_row(line: BudgetLine, short: dict[str, str] | None = None, blob: str | 
     est = budget(line)
     name = (short or {}).get(line.file)
     where = file_cell(line.file, line.line, name, blob) if name and line.line else path(line)
-    cells = [status, used, secs(line.measured), est, suggestion_text(line), where]
+    cells = [status, used, secs(line.measured), est, _advice(line), where]
     return md_row(cells + [md(line.suite)])
+
+
+def _advice(line: BudgetLine) -> str:
+    """The suggestion cell: a retried file's attempts first (why it is flaky), then est_time."""
+    return "; ".join(x for x in (md(attempts_text(line)), suggestion_text(line)) if x)
 
 
 def compact_row(line: BudgetLine) -> str:
@@ -78,7 +84,7 @@ def compact_row(line: BudgetLine) -> str:
         f"- {STATUS_EMOJI[line.status]} {path(line)} ({md(line.suite)}): "
         f"{secs(line.measured)} of {secs(line.est_time)} ({pct(line.ratio)})"
     )
-    suggestion = suggestion_text(line)
+    suggestion = _advice(line)
     return text + (f" → {suggestion}" if suggestion else "") + "\n"
 
 

@@ -19,6 +19,7 @@ from ci_budget.render.verdict import headline as verdict_line
 from ci_budget.render.words import (
     STATUS_WORD,
     arch_cells,
+    attempts_text,
     bar,
     budget,
     headline,
@@ -102,6 +103,8 @@ def _detail(line: BudgetLine, with_classes: bool = True) -> list[str]:
         out.append(f"  {plain(line.message)}")
     if line.in_flight:
         out.append(f"  running when cut off: {plain(line.in_flight)}")
+    if line.attempts:
+        out.append(f"  {plain(attempts_text(line))}")
     if line.classes and with_classes:
         out += _class_rows(line)
     return out + [""]

@@ -21,6 +21,7 @@ _COUNTED = {
     "timeout": ("file", "files", "timed out"),
     "failed": ("file", "files", "failed"),
     "over": ("file", "files", "over budget"),
+    "flaky": ("file", "files", "passed only on a retry"),
     "registry-error": ("registry error", "registry errors", "introduced"),
     "below-p90": ("est_time", "est_times", "below the measured p90"),
     "unverified": ("guard row", "guard rows", "unverified on {arch}"),
@@ -62,6 +63,10 @@ def phrase(f: Finding, w: Words) -> str:
         more = f" and {f.count - NAMES:,} more" if f.count > NAMES else ""
         detail = f" ({'; '.join(f.detail[:NAMES])})" if f.detail else ""
         return f"{names}{more} {_STAGE[f.kind]} {_its(f)} stage timeout{detail}"
+    if f.kind == "nothing-ran":
+        return f"nothing ran ({w.text(f.detail[0])})"
+    if f.kind == "elsewhere":
+        return "results of another " + "; another ".join(w.text(d) for d in f.detail)
     one, many, predicate = _COUNTED[f.kind]
     predicate = predicate.format(arch=w.text(arch_name(f.arch)))
     names = f" ({_names(f, w)})" if f.count <= NAMES else ""  # more: the tables name them

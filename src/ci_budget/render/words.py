@@ -17,6 +17,7 @@ _LOOK = {
     "timeout": ("timeout", "⏱️", "timed out"),
     "over": ("over", "🔴", "over budget"),
     "failed": ("failed", "❌", "failed"),
+    "flaky": ("flaky", "🔁", "flaky"),
     "near": ("near", "🟡", "near"),
     "stale": ("stale", "💤", "stale"),
     "ok": ("ok", "✅", "ok"),
@@ -39,6 +40,18 @@ def bar(ratio: float | None, width: int = 10) -> str:
         return "░" * width
     filled = min(width, max(0, math.floor(ratio * width + 0.5)))
     return "█" * filled + "░" * (width - filled)
+
+
+def attempts_text(line: BudgetLine) -> str:
+    """A retried file's attempts: `attempt 1 failed after 300s (AssertionError), attempt 2
+    passed after 310s`; "" for one attempt."""
+    if len(line.attempts) < 2:
+        return ""
+    words = []
+    for i, a in enumerate(line.attempts, 1):
+        why = f" ({a.reason})" if a.reason else ""
+        words.append(f"attempt {i} {a.status} after {secs(a.elapsed)}{why}")
+    return ", ".join(words)
 
 
 def suggestion_text(line: BudgetLine) -> str:

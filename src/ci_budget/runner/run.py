@@ -25,7 +25,7 @@ from typing import TextIO
 
 from ci_budget.config import Config
 from ci_budget.history.logs import timings_block
-from ci_budget.models import FileResult, RunMeta, RunResults
+from ci_budget.models import Attempt, FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
 from ci_budget.runner import datafiles, progress
 from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
@@ -210,8 +210,10 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
     """The file's last attempt: with retries on, a retriable failure runs again."""
     rules = opts.retry
     attempt = 1
+    attempts: list[Attempt] = []
     while True:
         res = run_file(job, opts, plugin_dir, say, tag, out)
+        attempts.append(Attempt(status=res.status, elapsed=res.elapsed))
         pct = f" ({100 * res.elapsed / job.est_time:.0f}%)" if job.est_time else ""
         tail = f" - {res.message}" if res.message else ""
         say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
@@ -226,6 +228,7 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
         why = retry_reason(rules, res.status, "\n".join(read_lines(log)))
         if why is None:
             break
+        attempts[-1].reason = f"{why}: {res.message}" if res.message else why
         attempt += 1
         say(f"{tag} RETRY {job.path}: {why}; attempt {attempt}/{rules.max_attempts} "
             f"in {rules.wait:.0f}s")  # fmt: skip
@@ -233,6 +236,7 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
     if attempt > 1 and rules is not None:
         note = f"attempt {attempt} of {rules.max_attempts}"
         res.message = f"{res.message}; {note}" if res.message else note
+        res.attempts = attempts
     return res
 
 
