@@ -105,7 +105,9 @@ def run_verdict(report: Report) -> Verdict:
     findings += _guard_findings(report.arch_rows)
     findings.append(Finding(kind="elsewhere", count=len(report.elsewhere), detail=report.elsewhere))
     idle = sum(len(by_status.get(s, [])) for s in ("not-run", "cancelled"))
-    if idle == len(report.lines):  # not one file ran: never "nothing to act on"
+    # Not one file ran: never "nothing to act on". No results file at all (`report
+    # --allow-empty` where no job ran) is no finding: the headline says no job left results.
+    if report.meta and idle == len(report.lines):
         told = (
             f"{idle:,} file{'s' if idle != 1 else ''} not run" if idle else "no file in the results"
         )
@@ -186,8 +188,9 @@ def static_verdict(report: StaticReport) -> Verdict:
 
 def run_news(report: Report) -> bool:
     """A run report is news when it has a finding: a run whose files all kept their budget,
-    or where nothing ran, creates no comment (an existing one is still updated)."""
-    return bool(run_verdict(report).findings)
+    or where nothing ran, creates no comment (an existing one is still updated, and its
+    headline says that nothing ran)."""
+    return any(f.kind != "nothing-ran" for f in run_verdict(report).findings)
 
 
 def static_news(report: StaticReport) -> bool:
