@@ -30,8 +30,7 @@ from mutmut.utils.file_utils import walk_mutatable_files
 # there that is not message text fails the run whatever the score.
 GATES = {
     "ci_budget.trigger.decide": {
-        "decide", "_issue_comment", "_target", "_pull_request", "_gating_labels", "_stages",
-        "_run_inputs", "_get", "split_list",
+        "decide", "_pull_request", "_gating_labels", "_run_inputs", "split_list",
     },
     "ci_budget.trigger.rerun": {
         "is_bot", "authorise", "_time", "pinned_commit", "spec_rows", "accepted_plan",

@@ -121,27 +121,6 @@ def list_repo_runs(state: State, req: Req) -> Resp:
     return Resp(200, {"total_count": len(runs), "workflow_runs": page.body}, page.headers)
 
 
-def _rerun(state: State, req: Req, failed_only: bool) -> Resp:
-    run = state.runs.get(int(req.params["run_id"]))
-    if run is None:
-        return not_found()
-    if run.status != "completed":
-        return error(403, f"This workflow run is not completed (it is {run.status})")
-    if failed_only and run.conclusion != "failure":
-        return error(403, "This workflow run has no failed jobs to re-run")
-    state.reruns.append({"run_id": run.id, "failed_only": failed_only})
-    run.status, run.conclusion, run.attempt = "queued", None, run.attempt + 1
-    return Resp(201, {})
-
-
-def rerun(state: State, req: Req) -> Resp:
-    return _rerun(state, req, failed_only=False)
-
-
-def rerun_failed(state: State, req: Req) -> Resp:
-    return _rerun(state, req, failed_only=True)
-
-
 def _workflow_id(run: WorkflowRun) -> int:
     return int(hashlib.sha256(run.workflow.encode()).hexdigest()[:6], 16)
 
@@ -193,6 +172,4 @@ OPERATIONS.update({
     "actions/list-jobs-for-workflow-run": list_jobs,
     "actions/download-job-logs-for-workflow-run": job_logs,
     "actions/list-workflow-runs-for-repo": list_repo_runs,
-    "actions/re-run-workflow": rerun,
-    "actions/re-run-workflow-failed-jobs": rerun_failed,
 })  # fmt: skip

@@ -113,7 +113,6 @@ class State:
     invalid: list[str] = field(default_factory=list)  # requests GitHub's description rejects
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
-    reruns: list[dict[str, Any]] = field(default_factory=list)  # {run_id, failed_only}
     runs: dict[int, WorkflowRun] = field(default_factory=dict)
     jobs: dict[int, Job] = field(default_factory=dict)
     log_host: str = "localhost"  # job-log redirects go to this host name (not the API's)

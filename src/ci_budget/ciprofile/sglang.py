@@ -234,8 +234,6 @@ def _triggers(profile: Profile, texts: dict[str, str | None], gated: bool) -> No
         github["gating-labels"] = {label: profile.dispatched}
     if triggers.handles_command(workflows):
         github["command"] = triggers.OWN_COMMAND
-    if foreign := triggers.foreign_commands(workflows):
-        github["foreign-commands"] = foreign
     if not github:
         del profile.settings["github"]
 
