@@ -31,7 +31,6 @@ from tests.trigger.test_plan_cli import (
 
 HEAD = "feedfacefeedfacefeedfacefeedfacefeedface"
 REMOVE = "issues/remove-label"
-WORKFLOW = ".github/workflows/gpu.yml"
 # Users of each kind in sglang's file (its real entries have these three shapes).
 GRANTS = {
     "fast": {"can_tag_run_ci_label": True, "can_rerun_failed_ci": True,
@@ -83,7 +82,6 @@ def run(repo, gh, event, payload, config=None):
         "GITHUB_REPOSITORY": gh.state.repo, "GITHUB_API_URL": gh.url,
         "GITHUB_TOKEN": INSTALLATION_TOKEN, "GITHUB_OUTPUT": str(output),
         "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_RUN_ID": "77", "GITHUB_ACTIONS": "true",
-        "GITHUB_WORKFLOW_REF": f"{gh.state.repo}/{WORKFLOW}@refs/heads/main",
         "CI_BUDGET_COMMENT_LOGIN": BOT_LOGIN,
     }  # fmt: skip
     if config:
