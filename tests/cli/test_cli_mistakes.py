@@ -38,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_every_command_takes_root_and_config():
     found = {leaf.prog.removeprefix("ci-budget "): leaf for leaf in leaves(build_parser())}
-    assert "history show" in found and "guard check" in found and len(found) == 14
+    assert "history show" in found and "guard check" in found and len(found) == 13
     for name, parser in found.items():
         options = {o for a in parser._actions for o in a.option_strings}
         assert {"--root", "--config"} <= options, name
@@ -121,8 +121,6 @@ def test_a_flag_that_would_be_ignored_is_refused(repo, capsys):
     rc, err = _err(capsys, ["run", "--root", str(repo), "--suite", "base-b-test-1-gpu-large",
                             "--format", "json"])  # fmt: skip
     assert (rc, err) == (2, ["ci-budget run: --format applies only with --dry-run"])
-    rc, err = _err(capsys, ["history", "import", "--from", str(repo), "--branch", "main"])
-    assert (rc, err) == (2, ["ci-budget history import: --branch applies only with --workflow"])
     rc, err = _err(capsys, ["guard", "fill", str(repo / FILE), "--reverted"])
     assert (rc, err) == (2, ["ci-budget guard fill: --reverted applies only with --fill-from"])
 

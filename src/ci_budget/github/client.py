@@ -93,19 +93,6 @@ class GitHubClient:
         """PyGithub's requester, for REST calls PyGithub has no method for; same retry budget."""
         return self._gh.requester
 
-    def download_session(self):
-        """A session without credentials (for signed download URLs) that retries and waits out
-        rate limits like the API calls, counted in the same budget."""
-        import requests
-        from requests.adapters import HTTPAdapter
-
-        session = requests.Session()
-        session.auth = _no_auth  # set, so requests never falls back to ~/.netrc credentials
-        adapter = HTTPAdapter(max_retries=make_retry(self._budget))
-        session.mount("https://", adapter)
-        session.mount("http://", adapter)
-        return session
-
     def _call(self, what: str, func: Callable[[], Any], write: bool = False) -> Any:
         from github import GithubException
 
@@ -270,10 +257,6 @@ class GitHubClient:
         except GitHubError as exc:
             if exc.status != 404:  # already gone: another reporter cleaned up first
                 raise
-
-
-def _no_auth(request):
-    return request
 
 
 # --- from the environment ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ci_budget.models import Registration
 
 NO_FIT = (1.0, 0.0)
-SOURCES = ("model", "p90", "estimate", "est_time")  # where a file's planned seconds came from
+SOURCES = ("model", "p90", "est_time")  # where a file's planned seconds came from
 
 
 @dataclass
@@ -110,7 +110,7 @@ def _read_fits(fit: Any, where: str, model: PartitionModel, problems: list[str])
 @dataclass
 class PlanNumbers:
     """What plans are sized and split with: per file the model's est, else the history's p90
-    of passing runs, else a seeded estimate, else est_time; per suite the model's fit."""
+    of passing runs, else est_time; per suite the model's fit."""
 
     model: PartitionModel | None = None
     history: History | None = None
@@ -122,9 +122,6 @@ class PlanNumbers:
             p90 = self.history.stats(path, suite).p90
             if p90 is not None:
                 return float(p90), "p90"
-            seeded = self.history.estimate(path, suite)
-            if seeded is not None:
-                return float(seeded), "estimate"
         return float(est_time), "est_time"
 
     def weights(self, registrations: Iterable[Registration]) -> dict[tuple[str, str], float]:
