@@ -302,7 +302,7 @@ OPERATIONS = {
     "actions/create-workflow-dispatch": dispatch,
     "repos/create-dispatch-event": dispatch,
     "rate-limit/get": rate_limit,
-}  # the Actions operations are added by actions.py
+}
 
 # Served outside the OpenAPI subset, each with its own small check.
 EXTRA = {
