@@ -84,8 +84,8 @@ class Config(Section):
     default_stage_timeout: float = Field(60.0, gt=0)  # minutes
     thresholds: Thresholds = Field(default_factory=Thresholds)
     # Per-file timeout: seconds (run_suite.py's per-commit default, 1200) or "est-time" (the
-    # scheduled rule, max(1.5 x est, est + 1800); "sglang" is its old name); per suite before it.
-    file_timeout: Literal["est-time", "sglang"] | float = 1200.0
+    # scheduled rule, max(1.5 x est, est + 1800)); per suite before it.
+    file_timeout: Literal["est-time"] | float = 1200.0
     # suite (glob) -> seconds or "est-time" (sglang: its workflows' timeout_per_file)
     suite_file_timeouts: dict[str, Literal["est-time"] | float] = Field(default_factory=dict)
     # "pytest": per-class timings; "script": `python3 FILE -f` from script-cwd, as sglang runs

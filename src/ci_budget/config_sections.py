@@ -90,12 +90,6 @@ class GithubSettings(Section):
     # configuration name, else the built-in ones) and at most this many jobs.
     label_runner_configs: list[str] | None = None
     label_max_jobs: int = Field(100, ge=1)  # jobs one label may start (sglang 3c69a4c: 51)
-    # A label from someone without write access starts at most one run per this many minutes
-    # (sglang's pr-gate default; a CI_PERMISSIONS.json cooldown below it wins; 0: none).
-    label_cooldown_minutes: float = Field(120.0, ge=0)
-    # Commands the repository's own workflows answer (sglang's slash-command handler):
-    # ci-budget stays silent on them, so no comment gets two answers.
-    foreign_commands: list[str] = Field(default_factory=list)
 
 
 class RetryPatterns(Section):

@@ -263,8 +263,7 @@ class MatrixRow(Data):
 class Plan(Data):
     should_run: bool = False
     reason: str = ""
-    # rerun-test / verify-guard / rerun-group / run-ci / rerun-failed-ci / pull-request /
-    # dispatch / none
+    # rerun-test / verify-guard / run-ci / pull-request / dispatch / none
     trigger: str = "none"
     matrix: list[MatrixRow] = Field(default_factory=list)
     head_sha: str | None = None
@@ -275,11 +274,6 @@ class Plan(Data):
     reply_once: str | None = None  # a key: the reply is posted once per key and PR
     notice: str | None = None  # the PR's one `approval` comment, updated in place
     unlabel: list[str] = Field(default_factory=list)  # gating labels whose approval lapsed
-    add_labels: list[str] = Field(default_factory=list)  # /tag-run-ci-label
-    # /rerun-failed-ci: rerun the failed and skipped workflow runs at this commit; with
-    # `rerun_skip_own`, not this workflow's own (its fresh run is the matrix).
-    rerun_failed: str | None = None
-    rerun_skip_own: bool = False
 
 
 class Report(Data):

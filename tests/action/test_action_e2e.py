@@ -553,12 +553,12 @@ def test_hostile_test_output_reaches_the_comment_as_text(
     assert "@octo-org/maintainers" not in comment.body and "](https://evil" not in comment.body
 
 
-OLD_INPUTS = """\
-name: old inputs
+PLAN_AND_DIFF = """\
+name: plan and diff
 on: push
 permissions: {}
 jobs:
-  old:
+  static:
     runs-on: ubuntu-latest
     permissions: { contents: read }
     steps:
@@ -569,49 +569,31 @@ jobs:
         with:
           command: plan
           root: examples/bitexact
-          suites: base-b-test-1-gpu-large
+          suite: base-b-test-1-gpu-large
       - uses: ./
         with:
-          command: report
+          command: diff
           root: examples/bitexact
           base: ${{ github.sha }}
-          kind: budget
-          scan-cache: ${{ runner.temp }}/ci-budget-scan.json
 """
 
 
-def test_the_actions_old_input_names_still_work_with_a_notice(
+def test_the_action_plans_the_suite_input_and_diffs_against_base(
     tmp_path, origin, github_standin, runner_temp
 ):
-    """`suites` (now `suite`), `command: report` with `base` (now `command: diff`), and
-    `scan-cache` (the scan cache is gone: ignored)."""
-    workflow = Path(".github/workflows/old-inputs.yml")
-    (origin / workflow).write_text(OLD_INPUTS, encoding="utf-8")
+    workflow = Path(".github/workflows/plan-and-diff.yml")
+    (origin / workflow).write_text(PLAN_AND_DIFF, encoding="utf-8")
     git(origin, "add", "-A")
-    git(origin, "commit", "-q", "-m", "a workflow with the old input names")
+    git(origin, "commit", "-q", "-m", "a workflow that plans one suite and diffs")
     pushed = {"ref": "refs/heads/main", "after": git(origin, "rev-parse", "main")}
     pushed["repository"] = {"owner": {}}
     _repo_fields(pushed, github_standin)
     jobs = run_workflow(tmp_path, origin, github_standin, runner_temp, "push", pushed,
                         workflow=workflow)  # fmt: skip
-    [job] = jobs["old"]
+    [job] = jobs["static"]
     assert job.result == "success", explain(jobs)
-    log = job.log()
-    assert (
-        "##[warning]Input 'suites' has been deprecated with message: The input 'suites' is now "
-        "'suite'; the old name goes in the next release." in log
-    )
     matrix = json.loads(job.steps[1].outputs["matrix"])["include"]
     assert {row["suite"] for row in matrix} == {"base-b-test-1-gpu-large"}
-    assert (
-        "::notice title=ci-budget::command 'report' with 'base' is now command 'diff'; the old "
-        "form goes in the next release" in log
-    )
-    assert "ci-budget: the report is in ci-budget-report.md and in the step summary" in log
-    assert "##[warning]Input 'scan-cache' has been deprecated with message: The input " in log
-    gone = "input 'scan-cache' is ignored: the scan cache was removed (it saved under 2×"
-    assert log.count(gone) == 2  # the deprecation warning, and one plain line in the step's log
-    assert f"::notice title=ci-budget::{gone}" not in log and "--cache is ignored" not in log
-    assert not (runner_temp / "ci-budget-scan.json").exists()
+    assert "ci-budget: the report is in ci-budget-report.md and in the step summary" in job.log()
     # the static report of the commit against itself: its heading for no changes
     assert "No registration changes against" in job.summary

@@ -287,31 +287,6 @@ def test_history_add_of_a_bad_file_creates_no_store(tmp_path, capsys):
     assert "bad.json: neither a ci-budget results file" in err
 
 
-def test_history_import_of_a_log_named_by_its_user_needs_a_suite(tmp_path, capsys):
-    root = repo(tmp_path)
-    block = (
-        "========== TIMINGS BEGIN ==========\n"
-        '{"file": "test/registered/test_0.py", "passed": true, "elapsed": 21.8}\n'
-        "========== TIMINGS END ==========\n"
-    )
-    log = tmp_path / "run2.log"
-    log.write_text(block)
-    store = tmp_path / "h.json"
-    argv = ["history", "import", "--root", str(root), "--from", str(log), "--history", str(store)]
-    rc, _, err = cli(capsys, *argv)
-    assert rc == 2 and not store.exists()
-    assert err == (
-        f"{log}: no suite for 1 file(s) (no run_suite.py command line and its file name 'run2' "
-        "is no registered suite); nothing imported from them: pass --suite SUITE\n"
-    )
-    named = tmp_path / f"{SUITES[0]}.log"  # a file named after a registered suite counts
-    named.write_text(block)
-    rc, out, _ = cli(capsys, *argv[:-4], "--from", str(named), "--history", str(store))
-    assert rc == 0 and "1 new sample(s)" in out
-    rc, out, _ = cli(capsys, "history", "show", "--history", str(store), "--format", "json")
-    assert [s["suite"] for s in json.loads(out)] == [SUITES[0]]
-
-
 def test_pytest_reportlog_still_writes_every_record(tmp_path):
     """The progress plugin silences pytest-reportlog's summary line, not its log."""
     from ci_budget.runner.run import prepare_plugin_dir

@@ -1,7 +1,9 @@
 """sglang's CI files as each version's own scripts read them: every `_*_OVERRIDES` table, inline
-suite jobs, runner labels given per job, the oldest layout's jobs, and what is not modelled
-(refused by the conformance harness in one line). The CI files here are written for these tests, in the
-shapes of sglang's history (2026-05-13 .. 2026-08-22); none is sglang's text."""
+suite jobs, runner labels given per job, the jobs of the first layout with stage= and
+runner_config= (2026-05-13), and what is not modelled (refused by the conformance harness in one line);
+anything older is refused by every command in one line naming the date. The CI files here are
+written for these tests, in the shapes of sglang's history (2026-05-13 .. 2026-08-22); none is
+sglang's text."""
 
 from __future__ import annotations
 
@@ -151,10 +153,17 @@ jobs:
 """
 
 
-def test_the_oldest_layout_gets_its_jobs_and_says_what_it_does_not_model():
+OLDEST_REGISTER = (
+    '_PARAM_ORDER = ("est_time", "suite")\n_KWARG_ONLY = ("stage", "runner_config")\n'
+    "REGISTER_MAPPING = {'register_cuda_ci': HWBackend.CUDA}\n"
+)
+
+
+def test_the_first_stage_layout_gets_its_jobs_and_says_what_it_does_not_model():
+    """sglang 22d3f3996 (2026-05-13): registrations take stage= and runner_config=, shards are
+    still sized by TARGET_SECONDS and no stage workflow is reused yet."""
     texts = {sglang.PARTITIONS: OLDEST_PARTITIONS, sglang.PR_TEST: OLDEST_PR_TEST,
-             sglang.REGISTER: '_PARAM_ORDER = ("est_time", "suite")\n'
-             "REGISTER_MAPPING = {'register_cuda_ci': HWBackend.CUDA}\n"}  # fmt: skip
+             sglang.REGISTER: OLDEST_REGISTER}  # fmt: skip
     profile = sglang.build(texts, {"b200_runner": "4-gpu-b200"})
     assert profile.dispatched == ["stage-b-test-1-gpu-large", "stage-c-test-4-gpu-b200",
                                   "stage-a-test-cpu"]  # fmt: skip
@@ -165,7 +174,7 @@ def test_the_oldest_layout_gets_its_jobs_and_says_what_it_does_not_model():
         "20 * 60), not by pr-test.yml's run_timeout_minutes",
         f"{sglang.PARTITIONS}: max_parallel is size // 4, not size // 3",
     ]
-    assert profile.settings["registration-keywords"] == []  # none before stage/runner_config
+    assert profile.settings["registration-keywords"] == ["stage", "runner_config"]
     assert (
         sum(w.endswith("ci-budget sizes those shards its own way") for w in profile.warnings) == 2
     )
@@ -205,9 +214,39 @@ def test_conformance_refuses_an_unmodelled_layout_in_one_line(tmp_path):
     done = _conformance(root)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines() == [
-        f"conformance: {root}: this version of sglang's CI is not supported: no "
-        f"{sglang.PARTITIONS} (run-ci's shards are written in .github/workflows/pr-test.yml)"
+        f"conformance: {root}: this version of sglang's CI is not supported: "
+        "sglang's CI from before 2026-05-13 (registrations without stage= and runner_config=)"
     ]
+
+
+BEFORE = (
+    "sglang's CI from before 2026-05-13 (registrations without stage= and runner_config=) is not "
+    'supported; profile = "none" in ci-budget.toml skips reading it'
+)
+
+
+def _scan(root):
+    return subprocess.run([sys.executable, "-m", "ci_budget.cli", "scan", "--root", str(root)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_a_layout_from_before_stage_and_runner_config_is_refused_in_one_line(tmp_path):
+    """ci_register.py without keyword-only arguments (sglang 9a32a0272 and older), or no
+    compute_partitions.py beside it (older still): every command refuses, exit 2."""
+    root = make_tree(tmp_path)
+    kwargs = '_KWARG_ONLY = ("stage", "runner_config")\n'
+    register = (root / sglang.REGISTER).read_text()
+    assert kwargs in register and _scan(root).returncode == 0
+    (root / sglang.REGISTER).write_text(register.replace(kwargs, ""))
+    no_keywords = _scan(root)
+    (root / sglang.REGISTER).write_text(register)
+    (root / sglang.PARTITIONS).unlink()
+    no_partitions = _scan(root)
+    for done in (no_keywords, no_partitions):
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.splitlines() == [f"ci-budget scan: {root}: {BEFORE}"]
+    (root / "ci-budget.toml").write_text('profile = "none"\n')
+    assert _scan(root).returncode == 0
 
 
 def test_conformance_reports_a_failing_script_in_one_line(tmp_path):

@@ -70,9 +70,7 @@ def test_the_fixture_covers_what_sglang_accepts():
 def test_beside_sglangs_handler_its_own_command_decides_the_same():
     """Zero config on sglang, ci-budget answers `/ci-budget-run` and leaves `/rerun-test` to the
     handler (docs/adopting.md): the same specs are decided the same under its own word."""
-    github = CONFIG.github.model_copy(
-        update={"command": "/ci-budget-run", "foreign_commands": ["/rerun-test"]}
-    )
+    github = CONFIG.github.model_copy(update={"command": "/ci-budget-run"})
     config = CONFIG.model_copy(update={"github": github})
     same = [c for c in CASES if "difference" not in c]
     for case in same:

@@ -38,7 +38,7 @@ def test_top_level_help_lists_the_seven_commands_with_examples():
 def test_the_verbs_of_guard_and_history():
     assert sorted(" ".join(words) for words in SUBCOMMANDS if len(words) == 2) == [
         "guard check", "guard fill", "guard suggest", "guard verify",
-        "history add", "history import", "history show", "history suggest",
+        "history add", "history show", "history suggest",
     ]  # fmt: skip
 
 
@@ -64,7 +64,7 @@ def test_help_and_a_command_load_only_what_they_use():
     )
     loaded = run.stdout.splitlines()[-1]
     assert "ci_budget.app.run" in loaded and "pydantic" not in loaded
-    assert "ci_budget.app.diff" not in loaded and "ci_budget.app.import_logs" not in loaded
+    assert "ci_budget.app.diff" not in loaded and "ci_budget.app.suggest" not in loaded
 
 
 def test_conformance_is_no_command_of_the_package():

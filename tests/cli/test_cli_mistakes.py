@@ -121,8 +121,6 @@ def test_a_flag_that_would_be_ignored_is_refused(repo, capsys):
     rc, err = _err(capsys, ["run", "--root", str(repo), "--suite", "base-b-test-1-gpu-large",
                             "--format", "json"])  # fmt: skip
     assert (rc, err) == (2, ["ci-budget run: --format applies only with --dry-run"])
-    rc, err = _err(capsys, ["history", "import", "--from", str(repo), "--branch", "main"])
-    assert (rc, err) == (2, ["ci-budget history import: --branch applies only with --workflow"])
     rc, err = _err(capsys, ["guard", "fill", str(repo / FILE), "--reverted"])
     assert (rc, err) == (2, ["ci-budget guard fill: --reverted applies only with --fill-from"])
 
@@ -133,3 +131,34 @@ def test_format_takes_one_vocabulary(capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "argument --format: invalid choice: 'markdown' (choose from 'text', 'json')" in err
+
+
+def test_diff_refuses_a_flag_of_the_run_report(repo, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["diff", "--root", str(repo), "--base", "HEAD", "--results", "r.json"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --results r.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "words, error",
+    [
+        (["arch"], "ci-budget: error: argument COMMAND: invalid choice: 'arch'"),
+        (
+            ["history", "import-logs"],
+            "ci-budget history: error: argument VERB: invalid choice: 'import-logs'",
+        ),  # fmt: skip
+        (
+            ["report", "--base", "main"],
+            "ci-budget report: error: unrecognized arguments: --base main",
+        ),
+    ],
+)
+def test_a_spelling_from_before_the_first_release_is_a_usage_error(words, error):
+    """No aliases: a real process, argparse's usage and one error line, exit 2, nothing run."""
+    done = subprocess.run([sys.executable, "-m", "ci_budget.cli", *words],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("usage: ci-budget")
+    assert done.stderr.splitlines()[-1].startswith(error)
+    assert "is now" not in done.stderr

@@ -328,7 +328,6 @@ def test_the_repositorys_own_command_and_gate_are_detected_ours_are_not():
 
     texts = {"handler.yml": HANDLER, "gate.yml": GATE, "ours.yml": OURS}
     assert triggers.handles_command(texts) == ["handler.yml"]
-    assert triggers.foreign_commands(texts) == ["/rerun-test"]
     assert triggers.gates_on_label(texts) == ["gate.yml"]
     assert triggers.handles_command({"gate.yml": GATE}) == []
 
@@ -347,13 +346,11 @@ def test_sglang_profile_steps_aside_from_rerun_test_and_run_ci(tmp_path):
     # Instead of the repository's triggers: the settings say so, and win.
     (root / "ci-budget.toml").write_text(
         '[github]\ncommand = "/rerun-test"\ngating-labels = { run-ci = [] }\n'
-        "foreign-commands = []\n"
     )
     config = load_config(root)
     assert config.github.command == "/rerun-test" and list(config.github.gating_labels) == [
         "run-ci"
     ]
-    assert config.github.foreign_commands == []
 
 
 def test_a_renamed_command_leaves_rerun_test_to_the_repository():
@@ -372,13 +369,10 @@ def test_a_renamed_command_leaves_rerun_test_to_the_repository():
     plan, _ = rerun("/ci-budget-run test_a.py", pull=stale, config=config)
     assert "/ci-budget-run@" in plan.reply and "/rerun-test" not in plan.reply
     # The repository's handler answers its other commands too: ci-budget says nothing to them.
-    theirs = ["/rerun-test", "/rerun-group", "/tag-run-ci-label", "/tag-and-rerun-ci"]
-    config = Config(github=GithubSettings(command="/ci-budget-run", foreign_commands=theirs))
     for body in ("/tag-run-ci-label", "/rerun-group core", "/tag-and-rerun-ci extra"):
-        plan, needs = rerun(body, config=config)
-        assert needs == [] and plan.reply is None and not plan.should_run, body
-    plan, _ = rerun("/rerun-group core")  # without them, ci-budget answers its own /rerun-group
-    assert plan.reply is not None or plan.should_run
+        for config in (Config(), Config(github=GithubSettings(command="/ci-budget-run"))):
+            plan, needs = rerun(body, config=config)
+            assert needs == [] and plan.reply is None and not plan.should_run, body
 
 
 # --- recipe 2's other way: an unchanged run_suite.py, its output read afterwards --------------

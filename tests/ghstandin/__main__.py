@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument(
-        "--state", type=Path, help="seed JSON: repo, identities, issues, roles, users, runs, jobs"
+        "--state", type=Path, help="seed JSON: repo, identities, issues, roles, users, comments"
     )
     parser.add_argument("--dump", type=Path, help="write the final state here on exit")
     args = parser.parse_args(argv)

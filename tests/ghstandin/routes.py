@@ -169,21 +169,6 @@ def remove_label(state: State, req: Req) -> Resp:
     return Resp(200, [render.label(req.base, state, n) for n in issue.labels])
 
 
-def add_labels(state: State, req: Req) -> Resp:
-    """POST labels: a list of names, or {"labels": [...]} (names or {"name": ...})."""
-    issue = _issue(state, req)
-    if issue is None:
-        return not_found()
-    body = req.json
-    items = body.get("labels", []) if isinstance(body, dict) else body
-    items = [items] if isinstance(items, str) else items
-    for item in items:
-        name = item["name"] if isinstance(item, dict) else item
-        if name not in issue.labels:
-            issue.labels.append(name)
-    return Resp(200, [render.label(req.base, state, n) for n in issue.labels])
-
-
 def get_pull(state: State, req: Req) -> Resp:
     issue = _issue(state, req, "pull_number")
     if issue is None or not issue.pull:
@@ -305,7 +290,6 @@ OPERATIONS = {
     "repos/get-collaborator-permission-level": permission,
     "issues/list-labels-on-issue": list_labels,
     "issues/remove-label": remove_label,
-    "issues/add-labels": add_labels,
     "pulls/get": get_pull,
     "pulls/list": list_pulls,
     "pulls/list-files": list_files,
@@ -318,7 +302,7 @@ OPERATIONS = {
     "actions/create-workflow-dispatch": dispatch,
     "repos/create-dispatch-event": dispatch,
     "rate-limit/get": rate_limit,
-}  # the Actions operations are added by actions.py
+}
 
 # Served outside the OpenAPI subset, each with its own small check.
 EXTRA = {

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from . import actions, routes, spec
+from . import routes, spec
 from .state import NOT_ACCESSIBLE, Comment, Fault, Identity, Issue, State
 
 WRITES = {"POST", "PATCH", "PUT", "DELETE"}
@@ -69,10 +69,6 @@ class Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query, keep_blank_values=True)
         if url.path.startswith(ADMIN):
             self._send(self.server.standin.admin(self.command, url.path[len(ADMIN) :], raw))
-            return
-        if url.path.startswith(actions.LOGS):
-            auth = self.headers.get("Authorization", "")
-            self._send(self.server.standin.serve_log(url.path, query, auth))
             return
         base = f"http://{self.headers.get('Host', '127.0.0.1')}"
         resp = self.server.standin.serve(
@@ -237,14 +233,6 @@ class StandIn:
                 "x-ratelimit-reset": str(rate.reset),
                 "x-ratelimit-resource": "core",
             })  # fmt: skip
-            return resp
-
-    def serve_log(self, path: str, query, authorization: str) -> routes.Resp:
-        with self.state.lock:
-            entry = {"method": "GET", "path": path, "op": "logs/download", "t": time.time()}
-            self.state.calls.append(entry)
-            resp = actions.serve_log(self.state, path, query, authorization)
-            entry["status"] = resp.status
             return resp
 
     def _reject(self, entry: dict, status: int, why: str) -> routes.Resp:

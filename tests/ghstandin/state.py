@@ -63,34 +63,6 @@ class Fault:
 
 
 @dataclass
-class WorkflowRun:
-    id: int
-    workflow: str  # the workflow's file name, e.g. pr-test.yml
-    created_at: str  # 2026-08-21T10:11:12Z
-    branch: str = "main"
-    head_sha: str = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
-    status: str = "completed"
-    conclusion: str | None = "success"
-    attempt: int = 1
-    event: str = "push"
-    actor: str = "octocat"  # who triggered it (`actor` and `triggering_actor`)
-
-
-@dataclass
-class Job:
-    id: int
-    run_id: int
-    name: str
-    log: str | None = None  # None: the log expired (the API answers 410)
-    status: str = "completed"
-    conclusion: str | None = "success"
-    runner_name: str | None = "gpu-runner-1"
-    labels: list[str] = field(default_factory=lambda: ["self-hosted", "1-gpu-large"])
-    started_at: str | None = None
-    completed_at: str | None = None
-
-
-@dataclass
 class RateWindow:
     """x-ratelimit-* headers on every API answer; 0 left answers 403 like GitHub."""
 
@@ -113,11 +85,6 @@ class State:
     invalid: list[str] = field(default_factory=list)  # requests GitHub's description rejects
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
-    reruns: list[dict[str, Any]] = field(default_factory=list)  # {run_id, failed_only}
-    runs: dict[int, WorkflowRun] = field(default_factory=dict)
-    jobs: dict[int, Job] = field(default_factory=dict)
-    log_host: str = "localhost"  # job-log redirects go to this host name (not the API's)
-    log_key: str = "standin-log-signing-key"
     rate: RateWindow | None = None
     contents: dict[tuple[str, str], str] = field(default_factory=dict)  # (ref, path) -> text
     review_comments: list[dict[str, Any]] = field(default_factory=list)
@@ -160,7 +127,7 @@ class State:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> State:
         """Seed state from a JSON file (standalone mode): repo, identities, issues, roles, users,
-        workflow runs and their jobs (with their logs)."""
+        comments."""
         state = cls(repo=data.get("repo", cls.repo))
         for token, ident in data.get("identities", {}).items():
             state.identities[token] = Identity(**ident)
@@ -169,10 +136,6 @@ class State:
         state.roles.update(data.get("roles", {}))
         state.users.update(data.get("users", []))
         state.max_body = int(data.get("max_body", state.max_body))
-        for run in data.get("runs", []):
-            state.runs[int(run["id"])] = WorkflowRun(**run)
-        for job in data.get("jobs", []):
-            state.jobs[int(job["id"])] = Job(**job)
         for c in data.get("comments", []):
             who = Identity(c["login"], int(c.get("user_id", 1)), c.get("user_type", "User"))
             state.add_comment(int(c["issue"]), who, c["body"])

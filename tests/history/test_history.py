@@ -111,7 +111,7 @@ def test_cli_add_show(tmp_path: Path):
     second = _cli("history", "add", *files, "--history", store, cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert "0 sample(s) added" in second.stdout
-    shown = _cli("history", "show", store, "--format", "json", cwd=tmp_path)
+    shown = _cli("history", "show", "--history", store, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     (stats,) = json.loads(shown.stdout)
     assert stats["file"] == "test/a.py" and stats["n"] == 4 and stats["p90"] == 603.0
@@ -119,12 +119,12 @@ def test_cli_add_show(tmp_path: Path):
     assert "test/a.py" in table.stdout and "603" in table.stdout
     missing = _cli("history", "show", "--history", str(tmp_path / "none.json"), cwd=tmp_path)
     assert missing.returncode == 2 and "none.json: no such history store" in missing.stderr
-    chart = _cli("history", "show", store, "--format", "markdown", "--file", "test/a.py",
+    chart = _cli("history", "show", "--history", store, "--format", "markdown", "--file", "test/a.py",
                  cwd=tmp_path)  # fmt: skip
     assert chart.returncode == 0, chart.stderr
     assert "| 603s | 601s | 603s | 4 | 4 |" in chart.stdout
     assert '"01-01", "01-02", "01-03", "01-04"' in chart.stdout  # each run on its date
     assert "bar [600.0, 601.0, 602.0, 603.0]" in chart.stdout
     assert "line [600, 600, 600, 600]" in chart.stdout  # the est_time each run had
-    unknown = _cli("history", "show", store, "--file", "test/b.py", cwd=tmp_path)
+    unknown = _cli("history", "show", "--history", store, "--file", "test/b.py", cwd=tmp_path)
     assert unknown.returncode == 2 and "no samples of test/b.py (has: test/a.py)" in unknown.stderr

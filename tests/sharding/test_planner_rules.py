@@ -4,10 +4,8 @@ shard-count and partition rules at their boundaries."""
 from __future__ import annotations
 
 import pytest
-from helpers.registry import reg
 from helpers.sharding import sglang_shards
 
-from ci_budget.sharding.model import PlanNumbers
 from ci_budget.sharding.planners import (
     lpt,
     makespan,
@@ -116,19 +114,6 @@ def test_min_shards_when_the_rule_caps_it():
     assert min_shards(items, 100, 0.75, max_shards=64) == 14  # nothing fits: the rule
     assert min_shards(items, 100, 1.0, max_shards=3) == 3
     assert min_shards(items, 100, 0.5, max_shards=64) == 20  # stricter than 0.75
-
-
-def test_weights_use_a_seeded_estimate_only_where_nothing_was_measured():
-    from ci_budget.history.model import Estimate, History
-
-    history = History()
-    history.estimates = {
-        ("a.py", "s"): Estimate(file="a.py", suite="s", seconds=42.5, source="model.json"),
-        ("b.py", "t"): Estimate(file="b.py", suite="t", seconds=7.0, source="model.json"),
-    }
-    regs = [reg("a.py", 600, "s"), reg("a.py", 60, "t"), reg("b.py", 30, "s"), reg("b.py", 30, "t")]
-    # nothing measured for a.py in t, b.py in s: each registration weighs its own est_time
-    assert PlanNumbers(history=history).weights(regs) == {("a.py", "s"): 42.5, ("b.py", "t"): 7.0}
 
 
 def test_lpt_loads_start_at_zero_so_tiny_durations_still_spread():

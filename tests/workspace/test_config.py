@@ -102,6 +102,7 @@ def test_ci_budget_toml_wins_over_pyproject(tmp_path):
             "ci-budget.toml: thresholds: stale (0.9) must be below near (0.8)",
         ),
         ("file-timeout = -3\n", "ci-budget.toml: file-timeout"),
+        ('file-timeout = "sglang"\n', "ci-budget.toml: file-timeout"),  # now "est-time"
         ("[suite-file-timeouts]\nx = 0\n", "ci-budget.toml: suite-file-timeouts: x: must be"),
         ("[runner-configs.x]\ngpus = -1\n", "ci-budget.toml: runner-configs.x.gpus:"),
         ("mode = [\n", "ci-budget.toml: invalid TOML"),

@@ -25,9 +25,9 @@ def open_store(path: Path, max_samples: int | None = None, missing_ok: bool = Fa
 STORE_HELP = f"the timing history store (default: {HISTORY_STORE} at --root when given, else here)"
 
 
-def store_option(old: tuple[str, ...] = ("--store",)):
+def store_option():
     """The `--history FILE` of the history commands (None: `store_path`'s default)."""
-    return option(None, flag="--history", old=old, metavar="FILE", help=STORE_HELP)
+    return option(None, flag="--history", metavar="FILE", help=STORE_HELP)
 
 
 def store_path(settings, given: Path | None) -> Path:
@@ -135,7 +135,7 @@ def _add_directory(history, root: Path, bad: list[str], sink: Sink) -> int:
 
 @dataclass
 class ShowOptions:
-    store: Path | None = store_option(old=("--store", "STORE"))
+    store: Path | None = store_option()
     format: str = option(
         "text",
         choices=("text", "json", "markdown"),

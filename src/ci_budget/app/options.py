@@ -3,9 +3,8 @@ command-line spelling written once, here in `app`. The command line is built fro
 (`cli.common`) and its namespace passes straight back into the dataclass.
 
 `option(...)` takes the default first (`list` for an empty list) and, in its metadata:
-`flag` (default `--field-name`; `None` for a positional), `old` (earlier spellings, kept for one
-release with a notice), `needs` (the field that must be set for this one to apply: a flag that
-would be ignored is refused instead).
+`flag` (default `--field-name`; `None` for a positional), `needs` (the field that must be set
+for this one to apply: a flag that would be ignored is refused instead).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ def option(
     *,
     help: str,
     flag: str | None = "",
-    old: tuple[str, ...] = (),
     metavar: str | None = None,
     choices: tuple[str, ...] | None = None,
     nargs: str | None = None,
@@ -41,7 +39,6 @@ def option(
     meta = {
         "help": help,
         "flag": flag,
-        "old": old,
         "metavar": metavar,
         "choices": choices,
         "nargs": nargs,

@@ -14,7 +14,7 @@ from ci_budget.app.sink import Sink
 class PlanOptions:
     format: str = option("text", choices=("text", "json"), help="what to print")
     suites: list[str] | None = option(
-        None, flag="--suite", old=("--suites",),
+        None, flag="--suite",
         help="run these suites instead of what the event asks (repeatable; space or comma "
         "separated)",
     )  # fmt: skip

@@ -48,9 +48,7 @@ def gather(need, facts, feedback, config) -> None:
             facts.rerun_files = rerun_files_at(facts.root, need.sha, config)
             return
         client = feedback.get()
-        if need.what == "recent":
-            facts.recent = _last_gated_run(client, need, feedback.settings.env.values)
-        elif need.what == "refusals":
+        if need.what == "refusals":
             facts.refused = client.refused_logins(need.number, need.page or 1)
         elif need.what == "permission":
             facts.permission = client.permission(need.login)
@@ -63,18 +61,16 @@ def gather(need, facts, feedback, config) -> None:
 
 
 def answer(plan, feedback, run_url: str | None, sink) -> list[str]:
-    """React and reply on the PR, label it, rerun what failed; returns warnings (the plan
-    stands either way)."""
+    """React and reply on the PR, remove a lapsed label; returns warnings (the plan stands
+    either way)."""
     warnings: list[str] = []
-    acts = plan.reply or plan.notice or plan.unlabel or plan.add_labels or plan.rerun_failed
+    acts = plan.reply or plan.notice or plan.unlabel
     if plan.reaction is None and not acts:
         return warnings
     try:
         client = feedback.get()
     except Exception as exc:  # noqa: BLE001
         return [f"cannot answer on the pull request: {_problem(exc)}"]
-    if plan.rerun_failed:
-        warnings += _rerun_failed(client, plan, feedback.settings.env.values, sink)
     if plan.reaction and plan.comment_id is not None:
         try:
             client.react(plan.comment_id, plan.reaction)
@@ -93,11 +89,6 @@ def answer(plan, feedback, run_url: str | None, sink) -> list[str]:
             warnings.append(
                 f"cannot remove label {label!r} from #{plan.pr_number}: {_problem(exc)}"
             )
-    if plan.add_labels and plan.pr_number is not None:
-        try:
-            client.add_labels(plan.pr_number, plan.add_labels)
-        except Exception as exc:  # noqa: BLE001
-            warnings.append(f"cannot label #{plan.pr_number}: {_problem(exc)}")
     if plan.notice and plan.pr_number is not None:
         try:  # one comment per PR, edited in place: a push never adds a notification
             from ci_budget.github.sticky import upsert
@@ -122,39 +113,3 @@ def _reply(client, plan, body: str) -> None:
     marker = marker_for(plan.reply_once)
     if not client.ours(plan.pr_number, marker):
         client.create_comment(plan.pr_number, f"{marker}\n{body}")
-
-
-def _rerun_failed(client, plan, env, sink) -> list[str]:
-    """/rerun-failed-ci: rerun; the reaction says whether anything was (sglang: +1)."""
-    skip = _workflow_path(env.get("GITHUB_WORKFLOW_REF", "")) if plan.rerun_skip_own else None
-    try:
-        done = client.rerun_failed(plan.rerun_failed, skip)
-    except Exception as exc:  # noqa: BLE001
-        plan.reaction = plan.reaction or "confused"
-        return [
-            f"cannot rerun the failed workflow runs at {plan.rerun_failed[:12]}: {_problem(exc)}"
-        ]
-    sink.note(f"reran {len(done)} workflow run(s) at {plan.rerun_failed[:12]}: {', '.join(done)}")
-    plan.reaction = plan.reaction or ("+1" if done else "confused")
-    return []
-
-
-def _last_gated_run(client, need, env) -> str:
-    """The cooldown's look-up in this workflow's own runs (GITHUB_WORKFLOW_REF)."""
-    from datetime import datetime, timedelta, timezone
-
-    path = _workflow_path(env.get("GITHUB_WORKFLOW_REF", ""))
-    if not path:
-        raise ValueError("GITHUB_WORKFLOW_REF does not name this workflow's file")
-    since = datetime.now(timezone.utc) - timedelta(minutes=need.minutes or 0)
-    stamp = since.strftime("%Y-%m-%dT%H:%M:%SZ")
-    gate = env.get("GITHUB_JOB") or "plan"
-    return client.last_gated_run(
-        path.rsplit("/", 1)[-1], need.login, stamp, env.get("GITHUB_RUN_ID"), gate
-    )
-
-
-def _workflow_path(ref: str) -> str | None:
-    """`.github/workflows/x.yml` from GITHUB_WORKFLOW_REF (`owner/repo/<path>@<ref>`)."""
-    path = ref.split("@")[0].split("/", 2)
-    return path[2] if len(path) == 3 else None

@@ -23,7 +23,7 @@ import yaml
 
 from ci_budget.ciprofile import sglang_rerun, triggers
 from ci_budget.ciprofile.sglang_jobs import consumed, inline_jobs, stage_jobs
-from ci_budget.ciprofile.sglang_py import dispatch_rules, register_rules
+from ci_budget.ciprofile.sglang_py import before_stage, dispatch_rules, register_rules
 from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
@@ -37,6 +37,7 @@ WORKFLOWS = ".github/workflows/"
 HANDLER = sglang_rerun.HANDLER
 MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
 GATING_LABEL = "run-ci"
+TOO_OLD = "sglang's CI from before 2026-05-13 (registrations without stage= and runner_config=)"
 # libyaml's safe loader when PyYAML was built with it: the same documents, ~10x faster.
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SHAPE = re.compile(r"(\d+)-gpu-")
@@ -50,6 +51,7 @@ class Profile:
     dispatched: list[str] = field(default_factory=list)  # per-commit suites, pr-test.yml order
     # What this commit's CI scripts do that ci-budget does not model (conformance refuses).
     unsupported: list[str] = field(default_factory=list)
+    refused: str | None = None  # a layout no command reads (TOO_OLD)
 
 
 def stage_workflows(partitions_text: str | None) -> list[str]:
@@ -132,8 +134,8 @@ def runner_configs(data: dict, substitutes: dict[str, str] | None = None) -> dic
 def suite_jobs(pr_test: dict, rules: dict, workflows: dict, outputs: dict[str, str]) -> dict:
     """suite -> {"timeout", "runner_config", "label"} for every suite pr-test.yml runs per
     commit, as this commit's compute_partitions.py dispatches them: its stage workflow calls,
-    its inline suite jobs and pinned suites with a job of their own; in the oldest layout (no
-    stage workflows), every job reading its suite's partitions."""
+    its inline suite jobs and pinned suites with a job of their own; in the layout of 2026-05-13
+    (no stage workflows yet), every job reading its suite's partitions."""
     jobs = jobs if isinstance(jobs := pr_test.get("jobs"), dict) else {}
     uses = [u.removeprefix("./") for u in rules["stage_uses"]]
     out = stage_jobs(jobs, uses, workflows, outputs)
@@ -219,8 +221,6 @@ def _unsupported(texts: dict[str, str | None], rules: dict | None, warn: list[st
     """What this commit's CI scripts do that ci-budget does not model, one line each."""
     modelled_not = [f"{PARTITIONS}: {what}" for what in (rules or {}).get("not_modelled", [])]
     warn += [f"{what}; ci-budget sizes those shards its own way" for what in modelled_not]
-    if texts.get(PARTITIONS) is None:  # before 2026-05-13: shard matrices written by hand
-        modelled_not.append(f"no {PARTITIONS} (run-ci's shards are written in {PR_TEST})")
     return modelled_not
 
 
@@ -234,19 +234,22 @@ def _triggers(profile: Profile, texts: dict[str, str | None], gated: bool) -> No
         github["gating-labels"] = {label: profile.dispatched}
     if triggers.handles_command(workflows):
         github["command"] = triggers.OWN_COMMAND
-    if foreign := triggers.foreign_commands(workflows):
-        github["foreign-commands"] = foreign
     if not github:
         del profile.settings["github"]
 
 
 def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = None) -> Profile:
     """The profile of a checkout whose CI files are `texts` (workflows under their repo paths);
-    `substitutes` are the run-time values of `$name` runner labels (see `sentinel_values`)."""
+    `substitutes` are the run-time values of `$name` runner labels (see `sentinel_values`).
+    A checkout from before 2026-05-13 (its ci_register.py without keyword-only arguments, or no
+    compute_partitions.py beside it) gets only `refused`."""
+    register = texts.get(REGISTER)
+    if register is not None and (before_stage(register) or texts.get(PARTITIONS) is None):
+        return Profile(unsupported=[TOO_OLD], refused=TOO_OLD)
     profile = Profile()
     warn = profile.warnings
     regs = None
-    if (register := texts.get(REGISTER)) is None:
+    if register is None:
         warn.append(f"{REGISTER}: missing; registration rules fall back to ci-budget's defaults")
     elif (regs := register_rules(register)) is None:
         warn.append(f"{REGISTER}: cannot read its rules; registration rules fall back to defaults")

@@ -7,7 +7,7 @@ A suite runs in one of two kinds of job:
   runner label is runner_configs.yml's `runs_on` for that config, else the job's `with.runs_on`
   (sglang 2026-05-14), else the stage workflow's own literal `runs-on` (the CPU stage);
 - an inline job named by its suite (`_INLINE_SUITE_JOBS`, a pinned `_*_OVERRIDES` suite, or, in
-  the oldest layout, any job reading `partitions['SUITE']`): its `runs-on`, and the
+  the layout of 2026-05-13, any job reading `partitions['SUITE']`): its `runs-on`, and the
   `timeout-minutes` of its `Run test` step (what load_run_timeouts reads), else the job's.
 A label written as `${{ needs.JOB.outputs.NAME }}` is the value a workflow step writes as
 `NAME=LABEL` (see `sglang.sentinel_values`).
@@ -88,8 +88,8 @@ def _run_test_minutes(job: dict) -> float | None:
 
 
 def consumed(jobs: dict) -> list[str]:
-    """Jobs that read `partitions['SUITE']` for a suite of their own name (the oldest layout,
-    before reusable stage workflows)."""
+    """Jobs that read `partitions['SUITE']` for a suite of their own name (the layout of
+    2026-05-13, before reusable stage workflows)."""
     out = []
     for job_id, job in jobs.items():
         if isinstance(job, dict) and "uses" not in job and job_id in _CONSUMED.findall(str(job)):

@@ -50,8 +50,7 @@ def register_rules(source: str) -> dict | None:
         return None
     names = _assigned(tree)
     positional = _strings(names.get("_PARAM_ORDER"))
-    # Before stage/runner_config (sglang 2026-05-13) there were no keyword-only arguments.
-    keywords = _strings(names.get("_KWARG_ONLY")) if "_KWARG_ONLY" in names else []
+    keywords = _strings(names.get("_KWARG_ONLY"))
     mapping = names.get("REGISTER_MAPPING")
     if positional is None or keywords is None or not isinstance(mapping, ast.Dict):
         return None
@@ -61,6 +60,16 @@ def register_rules(source: str) -> dict | None:
         if isinstance(key, ast.Constant) and isinstance(key.value, str) and backend:
             functions[key.value] = backend
     return {"positional": positional, "keywords": keywords, "functions": functions}
+
+
+def before_stage(source: str) -> bool:
+    """Whether ci_register.py is from before 2026-05-13: registrations take no keyword-only
+    `stage=` and `runner_config=` (no `_KWARG_ONLY`)."""
+    try:
+        names = _assigned(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return False
+    return "_PARAM_ORDER" in names and "_KWARG_ONLY" not in names
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:

@@ -10,9 +10,6 @@ import re
 
 OWN_COMMAND = "/ci-budget-run"  # ci-budget's command where the repository has /rerun-test
 OWN_LABEL = "ci-budget-run"  # and its gating label where the repository gates on run-ci
-# sglang's slash-command handler's words, which ci-budget also knows (trigger.commands).
-HANDLER_COMMANDS = ("/rerun-test", "/rerun-group", "/tag-run-ci-label", "/tag-and-rerun-ci",
-                    "/rerun-failed-ci")  # fmt: skip
 
 
 def _ours(text: str) -> bool:
@@ -32,8 +29,3 @@ def gates_on_label(texts: dict[str, str], label: str = "run-ci") -> list[str]:
     """The workflows that check for `label` among a pull request's labels."""
     pattern = re.compile(rf"label[^\n]*['\"]{re.escape(label)}['\"]", re.IGNORECASE)
     return sorted(p for p, t in texts.items() if pattern.search(t) and not _ours(t))
-
-
-def foreign_commands(texts: dict[str, str]) -> list[str]:
-    """The commands ci-budget knows that the repository's own workflows answer."""
-    return [c for c in HANDLER_COMMANDS if handles_command(texts, c)]

@@ -78,7 +78,7 @@ def _glue(argv: list[str]) -> list[str]:
 
 def _unknown(parser: argparse.ArgumentParser, extra: list[str]) -> None:
     """The command's own usage and error (exit 2) for what it does not take, with the closest
-    option it has (old spellings, hidden from --help, are never proposed)."""
+    option it has."""
     import difflib
 
     message = f"unrecognized arguments: {' '.join(extra)}"
@@ -94,16 +94,7 @@ def _unknown(parser: argparse.ArgumentParser, extra: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ci_budget.cli.aliases import Refused, renamed
-
     words = _glue(sys.argv[1:] if argv is None else list(argv))
-    try:
-        words, said = renamed(words)
-    except Refused as exc:
-        print(f"ci-budget {words[0]}: {exc}", file=sys.stderr)
-        return 2
-    for line in said:
-        print(line, file=sys.stderr)
     parser = build_parser(lazy=True)
     args, extra = parser.parse_known_args(words)
     if extra:

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from pathlib import Path
-
-from ci_budget.cli.aliases import Format, Old, add_removed, notices, positionals
 
 
 class LazyParser(argparse.ArgumentParser):
@@ -54,7 +51,6 @@ def add_leaf(sub, name: str, help: str, description: str, example: str, use_case
 
     def load(p: argparse.ArgumentParser) -> None:
         add_options(p, options_class(use_case))
-        add_removed(p, p.prog.removeprefix("ci-budget "))
         if extra is not None:
             extra(p)
         add_settings(p, token)
@@ -116,14 +112,10 @@ def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
             continue
         if kind is not str:
             kw["type"] = kind
-        if f.name == "format":
-            kw.update(
-                action=Format,
-                allowed=meta["choices"],
-                metavar="{" + ",".join(meta["choices"]) + "}",
-            )
-        elif meta["choices"]:
+        if meta["choices"]:
             kw["choices"] = meta["choices"]
+        if f.name == "format":
+            kw["metavar"] = "{" + ",".join(meta["choices"]) + "}"
         if flag is None:  # positional
             kw["nargs"] = meta["nargs"]
             parser.add_argument(f.name, default=default, **kw)
@@ -135,8 +127,6 @@ def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
                 kw["action"] = "append"
             kw["required"] = meta["required"]
             parser.add_argument(flag, dest=f.name, default=default, **kw)
-        for old in meta["old"]:
-            _add_old(parser, f.name, old, flag, many, kw)
 
 
 def _kind(hint) -> tuple[bool, type]:
@@ -163,20 +153,6 @@ def _add_switch(parser, dest: str, flag: str, meta, default: bool) -> None:
     parser.add_argument(flag, dest=dest, action="store_true", default=default, help=meta["help"])
 
 
-def _add_old(parser, dest: str, old: str, new: str | None, many: bool, kw: dict) -> None:
-    """An earlier spelling, hidden from --help: it works and says once what it is now."""
-    kw = {"type": kw.get("type"), "help": argparse.SUPPRESS, "action": Old, "many": many}
-    if old.startswith("-"):
-        parser.add_argument(old, dest=dest, old=old, new=new, **kw)
-        return
-    # A positional of old (`history show STORE`). Its type is applied by Old: argparse would
-    # convert the absent value's SUPPRESS marker too.
-    leaf = parser.prog.removeprefix("ci-budget ")
-    kw["convert"] = kw.pop("type") or str
-    parser.add_argument(f"_old_{dest}", metavar=old, nargs="?", default=argparse.SUPPRESS, to=dest,
-                        old=f"'{leaf} {old}'", new=f"'{leaf} {new} {old}'", **kw)  # fmt: skip
-
-
 def settings(args):
     """The `Settings` of a command from its --root/--config/--token (and a leaf's own)."""
     from ci_budget.app.settings import Settings
@@ -193,12 +169,9 @@ def call(args) -> int:
 
     from ci_budget.app.options import refuse_unused
 
-    positionals(args)
     cls = options_class(args._use_case)
     options = cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
     refuse_unused(options)
     module, function, _ = args._use_case
     run = getattr(importlib.import_module(module), function)
-    for line in notices(args):
-        print(line, file=sys.stderr)
     return int(run(settings(args), options) or 0)

@@ -1,5 +1,5 @@
-"""`ci-budget history`: measured times kept across runs: add results, show statistics, import
-CI job logs, suggest est_time from them."""
+"""`ci-budget history`: measured times kept across runs: add results, show statistics, suggest
+est_time from them."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ def add_parser(sub) -> None:
         help="keep per-file measured times across runs and suggest est_time from them",
         description="Add run results to a history store and show per (file, suite) statistics "
         "(nearest-rank p50/p90/max over passing runs; timeouts counted and shown as a lower "
-        "bound); import them from CI job logs; suggest est_time values from them. Adding the "
-        "same results file twice adds nothing.",
+        "bound); suggest est_time values from them. Adding the same results file twice adds "
+        "nothing.",
         example="ci-budget history add results/*.json --history ci-budget-history.json\n"
         "ci-budget history show --history ci-budget-history.json --suite base-b-test-1-gpu-large",
     )
@@ -37,25 +37,7 @@ def add_parser(sub) -> None:
         "--file test/registered/x/test_a.py",
         use_case=("ci_budget.app.history", "show", "ShowOptions"),
     )
-    _import(verbs)
     _suggest(verbs)
-
-
-def _import(verbs) -> None:
-    add_leaf(
-        verbs,
-        "import",
-        help="import per-file timings from CI job logs (TIMINGS blocks)",
-        description="Read the TIMINGS blocks sglang's run_suite.py prints at the end of every CI "
-        "job, from a workflow's completed runs on GitHub (runs -> jobs -> job logs; resumable, "
-        "idempotent by job id) or from downloaded logs (--from: a log, a directory, or a run's "
-        "log zip). Needs GITHUB_REPOSITORY (or --repo) and GITHUB_TOKEN for GitHub.",
-        example="ci-budget history import --workflow pr-test.yml --branch main --since 30d "
-        "--job '*-test-* (*)' --history ci-budget-history.json\n"
-        "ci-budget history import --from logs/ --history ci-budget-history.json",
-        use_case=("ci_budget.app.import_logs", "import_logs", "ImportOptions"),
-        token="GitHub token (default: $GITHUB_TOKEN)",
-    )
 
 
 def _suggest(verbs) -> None:

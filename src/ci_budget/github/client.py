@@ -1,7 +1,7 @@
 """Talking to GitHub (edge): a PyGithub client with bounded, counted retries (`retry`).
 
-Reads (permission, pull request, its commits), writes (reactions, comments) and the pieces the
-sticky-comment protocol (`sticky`) is built from. The token is only ever handed to PyGithub;
+Reads (permission, pull request, its commits, ci-budget's earlier refusals), writes (reactions,
+comments, label removal) and the pieces the sticky-comment protocol (`sticky`) is built from. The token is only ever handed to PyGithub;
 nothing here prints it.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ci_budget.github.commands import CommandCalls
 from ci_budget.github.retry import (
     NOT_ACCESSIBLE,
     Budget,
@@ -30,6 +29,7 @@ from ci_budget.render.sticky import first_line, fit
 DEFAULT_API_URL = "https://api.github.com"
 PERMISSIONS = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
 PERMISSIONS |= {"read": "read", "none": "none"}
+_REFUSED = re.compile(r"<!-- ci-budget:refused-([\w.-]+) -->")  # trigger.comment's marker
 
 
 class PullInfo(BaseModel):
@@ -50,7 +50,7 @@ class PullInfo(BaseModel):
 _IDENTITY_CACHE: dict[tuple[str, str], str] = {}  # (api_url, sha256(token)) -> login
 
 
-class GitHubClient(CommandCalls):
+class GitHubClient:
     def __init__(
         self,
         repo: str,
@@ -92,19 +92,6 @@ class GitHubClient(CommandCalls):
     def requester(self):
         """PyGithub's requester, for REST calls PyGithub has no method for; same retry budget."""
         return self._gh.requester
-
-    def download_session(self):
-        """A session without credentials (for signed download URLs) that retries and waits out
-        rate limits like the API calls, counted in the same budget."""
-        import requests
-        from requests.adapters import HTTPAdapter
-
-        session = requests.Session()
-        session.auth = _no_auth  # set, so requests never falls back to ~/.netrc credentials
-        adapter = HTTPAdapter(max_retries=make_retry(self._budget))
-        session.mount("https://", adapter)
-        session.mount("http://", adapter)
-        return session
 
     def _call(self, what: str, func: Callable[[], Any], write: bool = False) -> Any:
         from github import GithubException
@@ -246,6 +233,21 @@ class GitHubClient(CommandCalls):
             key=lambda c: (c.created_at, c.id),
         )
 
+    def refused_logins(self, number: int, page: int) -> set[str]:
+        """The logins (lower case) our own refusal replies name, on page `page` of 100 of the
+        comments of #number (one request; the caller picks the page of the newest)."""
+        me = self.identity()
+        issue = self._repo.get_issue(number)
+        comments = self._call(
+            f"comments of #{number}", lambda: issue.get_comments().get_page(max(page, 1) - 1)
+        )
+        found = set()
+        for c in comments:
+            hit = _REFUSED.fullmatch(first_line(c.body))
+            if hit and c.user is not None and c.user.login == me:
+                found.add(hit.group(1).lower())
+        return found
+
     def edit(self, comment, text: str) -> None:
         self._shrinking(f"edit comment {comment.id}", comment.edit, text)
 
@@ -255,10 +257,6 @@ class GitHubClient(CommandCalls):
         except GitHubError as exc:
             if exc.status != 404:  # already gone: another reporter cleaned up first
                 raise
-
-
-def _no_auth(request):
-    return request
 
 
 # --- from the environment ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The TIMINGS block sglang's run_suite.py prints, written (`timings_block`, after a run) and read
-back from CI job logs (`parse_log`): one home for its format. Pure.
+back from a job's output (`parse_log`, for `run --from-log`): one home for its format. Pure.
 
 A block is one JSON object per executed file between two marker lines; GitHub prefixes every
 log line with a timestamp. A log may hold several blocks (a suite run twice in one job); a file
@@ -24,13 +24,6 @@ END = "========== TIMINGS END =========="
 
 _STAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
 _TIMEOUT = re.compile(r"TIMEOUT: (\S+) after ")
-_OPTION = {
-    "suite": re.compile(r"--suite[= ]+([\w.-]+)"),
-    "index": re.compile(r"--auto-partition-id[= ]+(\d+)"),
-    "size": re.compile(r"--auto-partition-size[= ]+(\d+)"),
-}
-# `name (3)` or `caller / name (3)`; matrix values in parentheses, comma separated
-_JOB = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<matrix>[^()]*)\))?\s*$")
 _WORKSPACE = re.compile(r"^/.*?/_?work/[^/]+/[^/]+/(?P<rel>.+)$")
 EXCERPT = 80
 
@@ -41,8 +34,6 @@ class Entry:
     status: FileStatus  # passed / failed / timeout
     elapsed: float
     line: int  # 1-based line of the entry in the log
-    suite: str | None = None  # from the run_suite command line before the block
-    partition: str | None = None  # "i/n"
 
 
 @dataclass
@@ -51,8 +42,6 @@ class LogTimings:
     problems: list[Problem] = field(default_factory=list)
     blocks: int = 0
     lines: int = 0
-    begin_stamps: list[str] = field(default_factory=list)  # GitHub's timestamp of each BEGIN
-    last_stamp: str | None = None  # the log's last timestamp: about when the job ended
 
 
 def timings_block(files: Iterable[FileResult]) -> str:
@@ -68,31 +57,15 @@ def timings_block(files: Iterable[FileResult]) -> str:
     return "\n".join([*rows, END]) + "\n"
 
 
-def split_stamp(line: str) -> tuple[str | None, str]:
-    """(GitHub's `2026-08-21T10:11:12.1234567Z` prefix or None, the rest without line end)."""
-    line = line.rstrip("\r\n")
-    found = _STAMP.match(line)
-    if not found:
-        return None, line
-    return found.group(0).lstrip("\ufeff").strip(), line[found.end() :]
+def unstamped(line: str) -> str:
+    """The line without GitHub's `2026-08-21T10:11:12.1234567Z` prefix and its line end."""
+    return _STAMP.sub("", line.rstrip("\r\n"), count=1)
 
 
 def excerpt(text: str) -> str:
     """A short, escaped rendering of untrusted log text: no newlines, no workflow commands."""
     short = text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
     return ascii(short)
-
-
-def job_suite(name: str) -> tuple[str | None, str | None]:
-    """(suite, matrix value) from a job name: `base-b-test-1-gpu-large (3)`, or the called
-    workflow's job after ` / ` (`caller / base-b-test-1-gpu-large (3)`)."""
-    last = name.rsplit(" / ", 1)[-1].strip()
-    found = _JOB.match(last)
-    suite = (found.group("name") if found else last).strip() or None
-    matrix = found.group("matrix") if found else None
-    if matrix is not None:
-        matrix = matrix.split(",")[0].strip() or None
-    return suite, matrix
 
 
 def repo_path(path: str) -> str:
@@ -130,18 +103,11 @@ class _Parser:
         self.out = LogTimings()
         self.latest: dict[str, Entry] = {}
         self.timed_out: set[str] = set()
-        self.context: dict[str, str] = {}  # from the latest run_suite command line
-        self.in_command = False
         self.block_start = 0  # line of the open block's BEGIN; 0 when none is open
         self.block_entries = 0
 
     def feed(self, number: int, raw: str) -> None:
-        stamp, text = split_stamp(raw)
-        if stamp:
-            self.out.last_stamp = stamp
-        stripped = text.strip()
-        if stripped == BEGIN:
-            self.out.begin_stamps.append(stamp or "")
+        stripped = unstamped(raw).strip()
         if self.block_start:
             self._in_block(number, stripped)
             return
@@ -151,20 +117,7 @@ class _Parser:
             self.out.problems.append(
                 Problem(file="log", line=number, message="TIMINGS END without a BEGIN; ignored")
             )
-        else:
-            self._scan(stripped)
-
-    def _scan(self, text: str) -> None:
-        if "run_suite.py" in text and ("--" in text or text.endswith("\\")):
-            self.context, self.in_command = {}, True  # a command line, not a traceback's path
-        if self.in_command:
-            for key, pattern in _OPTION.items():
-                found = pattern.search(text)
-                if found:
-                    self.context[key] = found.group(1)
-            self.in_command = text.endswith("\\")  # the command goes on on the next line
-        timed = _TIMEOUT.search(text)
-        if timed:
+        elif timed := _TIMEOUT.search(stripped):
             self.timed_out.add(timed.group(1))
 
     def _open(self, number: int) -> None:
@@ -195,13 +148,7 @@ class _Parser:
         self.block_entries += 1
         status: FileStatus = "passed" if passed else "failed"
         self.latest.pop(path, None)  # re-insert: the latest entry of a file goes last
-        self.latest[path] = Entry(path, status, elapsed, number, *self._suite())
-
-    def _suite(self) -> tuple[str | None, str | None]:
-        suite = self.context.get("suite")
-        index, size = self.context.get("index"), self.context.get("size")
-        partition = f"{index}/{size}" if index is not None and size is not None else index
-        return suite, partition
+        self.latest[path] = Entry(path, status, elapsed, number)
 
     def _truncated(self, number: int) -> None:
         self.out.problems.append(
@@ -220,7 +167,7 @@ class _Parser:
         out.lines = lines
         for entry in self.latest.values():
             if entry.status == "failed" and self._timed_out(entry.file):
-                entry = Entry(entry.file, "timeout", *_rest(entry))
+                entry = Entry(entry.file, "timeout", entry.elapsed, entry.line)
             out.entries.append(entry)
         if not out.blocks:
             out.problems.append(
@@ -231,10 +178,6 @@ class _Parser:
     def _timed_out(self, path: str) -> bool:
         # run_suite's TIMEOUT line names the file as registered: absolute, or relative to test/
         return any(same_file(path, repo_path(name)) for name in self.timed_out)
-
-
-def _rest(entry: Entry) -> tuple:
-    return entry.elapsed, entry.line, entry.suite, entry.partition
 
 
 def parse_log(lines: Iterable[str]) -> LogTimings:

@@ -77,30 +77,6 @@ class TrendPoint(BaseModel):
     est_time: float | None = None
 
 
-class Estimate(BaseModel):
-    """A per-file time from elsewhere (a partition model), used only where no sample exists."""
-
-    file: str
-    suite: str
-    seconds: float
-    source: str
-
-
-class RunMark(BaseModel):
-    attempt: int = 1
-    created: datetime | None = None
-
-
-class ImportCursor(BaseModel):
-    """Where a log import stands: runs whose jobs are all read, jobs read in unfinished runs,
-    and the ETag of the last complete run listing (a 304 means nothing new)."""
-
-    runs: dict[int, RunMark] = Field(default_factory=dict)
-    jobs: list[int] = Field(default_factory=list)
-    etag: str | None = None
-    etag_url: str | None = None
-
-
 class JobWall(BaseModel):
     """One CI job of a suite: its wall time (completed - started) against the Σ of its files'
     elapsed. Their difference is the job's overhead (set-up, teardown) over its tests."""
@@ -117,8 +93,6 @@ class StoreFile(BaseModel):
     max_samples: int = DEFAULT_MAX_SAMPLES
     next_seq: int = 0
     series: list[Series] = Field(default_factory=list)
-    estimates: list[Estimate] = Field(default_factory=list)
-    imports: dict[str, ImportCursor] = Field(default_factory=dict)
     jobs: list[JobWall] = Field(default_factory=list)  # per suite, newest max_samples
 
 
@@ -151,8 +125,6 @@ class History:
         self.max_samples = max_samples
         self.next_seq = 0
         self._series: dict[tuple[str, str], list[Sample]] = {}
-        self.estimates: dict[tuple[str, str], Estimate] = {}
-        self.imports: dict[str, ImportCursor] = {}  # log-import key -> cursor
         self.jobs: dict[str, list[JobWall]] = {}  # suite -> job walls, oldest first
 
     @classmethod
@@ -161,8 +133,6 @@ class History:
         history.next_seq = store.next_seq
         for series in store.series:
             history._series.setdefault((series.file, series.suite), []).extend(series.samples)
-        history.estimates = {(e.file, e.suite): e for e in store.estimates}
-        history.imports = dict(store.imports)
         for job in store.jobs:
             history.jobs.setdefault(job.suite, []).append(job)
         return history
@@ -175,8 +145,6 @@ class History:
                 Series(file=file, suite=suite, samples=samples)
                 for (file, suite), samples in sorted(self._series.items())
             ],
-            estimates=[self.estimates[key] for key in sorted(self.estimates)],
-            imports=self.imports,
             jobs=[job for suite in sorted(self.jobs) for job in self.jobs[suite]],
         )
 
@@ -249,13 +217,6 @@ class History:
     def recent_p50(self, file: str, suite: str, window: int = RECENT_RUNS) -> float | None:
         """`recent`'s p50 alone."""
         return self.recent(file, suite, window)[0]
-
-    def estimate(self, file: str, suite: str) -> float | None:
-        """The seeded estimate for (file, suite), only where the series has no sample."""
-        found = self.estimates.get((file, suite))
-        if found is None or self._series.get((file, suite)):
-            return None
-        return found.seconds
 
     def stats(self, file: str, suite: str) -> Stats:
         samples = self._series.get((file, suite), [])

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 NO_FIT = (1.0, 0.0)
 RECENT_WINDOW = 3  # a file's typical time is the p50 of its newest this many passing runs,
 ENOUGH_PASSING = 2  # once it has this many; else the model's est (backtest-tuned: performance.md)
-SOURCES = ("model", "p90", "estimate", "est_time")  # where a file's planned seconds came from
+SOURCES = ("model", "p90", "est_time")  # where a file's planned seconds came from
 
 
 @dataclass
@@ -114,7 +114,7 @@ def _read_fits(fit: Any, where: str, model: PartitionModel, problems: list[str])
 @dataclass
 class PlanNumbers:
     """What plans are sized and split with: per file the model's est, else the history's p90
-    of passing runs, else a seeded estimate, else est_time; per suite the model's fit."""
+    of passing runs, else est_time; per suite the model's fit."""
 
     model: PartitionModel | None = None
     history: History | None = None
@@ -129,13 +129,10 @@ class PlanNumbers:
             p90 = self.history.stats(path, suite).p90
             if p90 is not None:
                 return float(p90), "p90"
-            seeded = self.history.estimate(path, suite)
-            if seeded is not None:
-                return float(seeded), "estimate"
         return float(est_time), "est_time"
 
     def weights(self, registrations: Iterable[Registration]) -> dict[tuple[str, str], float]:
-        """(file, suite) -> measured seconds (model, p90 or seeded estimate) where known. A
+        """(file, suite) -> measured seconds (model or p90) where known. A
         registration with none weighs its own est_time: a file registered for two backends (or
         twice) in one suite has one est_time per registration, and sglang's `auto_partition`
         weighs each by its own, so no (file, suite) entry may stand for them all."""
@@ -158,7 +155,7 @@ class PlanNumbers:
         """A file's best estimate of its next time, for predicted walls (never for counts):
         the p50 of its newest `window` passing runs where it has at least `enough`, else
         the model's est (a p90 over sglang's fit window), else the little history there is
-        (p50 of fewer runs, a seeded estimate), est_time last."""
+        (p50 of fewer runs), est_time last."""
         recent, n = (None, 0)
         if self.history is not None:
             recent, n = self.history.recent(path, suite, self.window)

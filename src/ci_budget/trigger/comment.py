@@ -1,5 +1,11 @@
 """A command in a pull request comment, from the `issue_comment` payload to a `Plan`. Pure.
 
+ci-budget answers one command, `/rerun-test[@SHA] SPEC...` (or the word configured as
+`github.command`), and its guard check `/verify-guard[@SHA] FILE REF...`. As sglang's handler,
+it reads the comment with its format characters (U+200E, U+200B, ...) removed and leading blank
+lines skipped, and acts on its first line; the first word must be the command itself (sglang
+matches a prefix, so `/rerun-tests` is its `/rerun-test`; here it is no command).
+
 Created and edited comments are read alike (as sglang's handler does), but who is authorised is
 whoever wrote the text that acts: the commenter, or on an edit the editor (`sender`), since
 anyone with write access may edit another's comment. Nothing about the PR is read before that
@@ -23,29 +29,45 @@ from ci_budget.models import Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.render.escape import inline
 from ci_budget.render.sticky import marker_for
-from ci_budget.trigger.authz import LABEL, RERUN_FAILED, access, cooling, definitive
-from ci_budget.trigger.commands import (
-    RERUN_FAILED_CI,
-    RERUN_GROUP,
-    TAG,
-    TAG_AND_RERUN,
-    Request,
-    group_specs,
-    parse_request,
-)
+from ci_budget.trigger.authz import definitive
 from ci_budget.trigger.facts import Need, get
-from ci_budget.trigger.guard_command import guard_hint, guard_plan
-from ci_budget.trigger.limits import label_rows, tag_labels
+from ci_budget.trigger.guard_command import COMMAND as GUARD
+from ci_budget.trigger.guard_command import (
+    GuardCommand,
+    guard_hint,
+    guard_plan,
+    parse_guard_command,
+)
 from ci_budget.trigger.rerun import (
     accepted_plan,
-    describe_rows,
+    authorise,
     is_bot,
     pinned_commit,
     registrations_for,
 )
-from ci_budget.trigger.rows import summary
 
 PAGE = 100  # comments per page when the edge looks for an earlier refusal
+
+
+@dataclass
+class Request:
+    name: str  # the command word (`/rerun-test` or `/verify-guard`), without @SHA
+    command: specs.Command  # specs, problems, @SHA
+    guard: GuardCommand | None = None
+
+    @property
+    def trigger(self) -> str:
+        return self.name[1:]
+
+
+def parse_request(body: str, max_specs: int, word: str = specs.COMMAND) -> Request | None:
+    """The command in `body`, or None when the comment gives none. `word` is the run command as
+    configured (github.command: `/ci-budget-run` beside a handler of `/rerun-test`)."""
+    guard = parse_guard_command(body)
+    if guard is not None:
+        return Request(GUARD, guard.as_rerun(), guard=guard)
+    command = specs.parse_command(body, max_specs, word)
+    return None if command is None else Request(specs.COMMAND, command)
 
 
 @dataclass
@@ -57,7 +79,6 @@ class Ask:
     number: int
     comment_id: int
     when: Any  # the comment's created_at, or updated_at for an edit
-    author: str | None  # the PR's author
     comments: int  # comments on the PR when the event was sent
 
     @property
@@ -100,7 +121,7 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     if action not in ("created", "edited"):
         return Plan(reason=f"issue_comment: action '{action}' never triggers a run")
     github = config.github
-    request = parse_request(body, github.max_specs, github.command, tuple(github.foreign_commands))
+    request = parse_request(body, github.max_specs, github.command)
     if request is None:
         return Plan(reason=f"issue_comment: not a {github.command} command")
     issue = get(payload, "issue", dict)
@@ -110,33 +131,28 @@ def _issue_comment(payload, facts, registrations, config) -> Plan | Need:
     if is_bot(payload.get("sender")) or is_bot(payload["comment"].get("user")):
         return Plan(reason="issue_comment: comments by bots never trigger a run")
     edited = action == "edited"
-    count, user = issue.get("comments"), issue.get("user")
+    count = issue.get("comments")
     ask = Ask(
         request,
         login=get(payload, "sender.login" if edited else "comment.user.login", str),
         number=number,
         comment_id=get(payload, "comment.id", int),
         when=payload["comment"].get("updated_at" if edited else "created_at"),
-        author=user.get("login") if isinstance(user, dict) else None,
         comments=count if isinstance(count, int) and not isinstance(count, bool) else 0,
     )
-    allowed = admit(ask, facts, config)
-    if not isinstance(allowed, list):
-        return allowed
+    refused = admit(ask, facts, config)
+    if refused is not None:
+        return refused
     if request.command.problems:
         return ask.refuse(request.command.problems)
-    if request.name in (TAG, TAG_AND_RERUN, RERUN_FAILED_CI):
-        return tag_or_rerun(ask, allowed, facts, registrations, config)
     return run_command(ask, facts, registrations, config)
 
 
-def admit(ask: Ask, facts, config: Config) -> list[str] | Plan | Need:
-    """The kinds of request (authz.RUN, LABEL, RERUN_FAILED) `ask.login` may make, or what to
-    ask GitHub next, or the refusal."""
-    answers = {w: access(w, ask.login, facts, config, ask.author) for w in ask.request.needs}
-    allowed = [w for w, why in answers.items() if why is None]
-    if allowed:
-        return allowed
+def admit(ask: Ask, facts, config: Config) -> Plan | Need | None:
+    """None when `ask.login` may run tests; else what to ask GitHub next, or the refusal."""
+    why = authorise(ask.login, facts, config)
+    if why is None:
+        return None
     if facts.refused is None and facts.refusals_error is None:
         page = max(1, -(-ask.comments // PAGE))
         return Need("refusals", number=ask.number, page=page)
@@ -146,96 +162,32 @@ def admit(ask: Ask, facts, config: Config) -> list[str] | Plan | Need:
             f"reply there); `{ask.request.name}` ignored without another check",
             **ask.base,
         )
-    if "ask" in answers.values():
+    if why == "ask":
         return Need("permission", login=ask.login)
-    why = next(w for w in answers.values() if w is not None)  # none allowed: each says why
     return ask.refuse(why, facts, remember=definitive(why))
 
 
 def run_command(ask: Ask, facts, registrations, config) -> Plan | Need:
-    """`/rerun-test`, `/verify-guard`, `/rerun-group`: the specs at the bound commit."""
+    """`/rerun-test`, `/verify-guard`: the specs at the bound commit."""
     request, command = ask.request, ask.request.command
-    group = request.name == RERUN_GROUP
     files = facts.rerun_files or ()
     if not facts.read_commits:  # the checkout's registry: refuse bad specs before reading the PR
-        wanted, refused = _wanted(request, registrations, config)
-        if not refused:
-            early = specs.resolve(wanted, registrations, config, facts.root, files)
-            refused = [] if early.accepted else early.refused
-        if refused:
-            return ask.refuse(refused)
+        early = specs.resolve(command.specs, registrations, config, facts.root, files)
+        if not early.accepted:
+            return ask.refuse(early.refused)
     target = target_commit(command, ask.number, facts, ask.when, registrations)
     if isinstance(target, Need):
         return target
     if isinstance(target, str):
         return ask.refuse(target)
     sha, found = target
-    wanted, refused = _wanted(request, found, config)
-    if refused:
-        return ask.refuse(refused)
-    resolution = specs.resolve(wanted, found, config, facts.root, files)
-    # The specs (a group's files) that can run do, as sglang's handler does; the reply lists
-    # the rest. A guard verification is of one file: all or nothing.
+    resolution = specs.resolve(command.specs, found, config, facts.root, files)
+    # The specs that can run do, as sglang's handler does; the reply lists the rest. A guard
+    # verification is of one file: all or nothing.
     if not resolution.accepted or (request.guard and resolution.refused):
         return ask.refuse(resolution.refused)
     plan = accepted_plan(ask.login, ask.number, sha, resolution, config, ask.base)
-    if group:
-        head, sep, left = plan.reason.removeprefix(specs.COMMAND).partition("; ")
-        plan.reason = f"{RERUN_GROUP}{head} ({', '.join(request.groups)}){sep}{left}"
     return guard_plan(plan, request.guard, ask.login) if request.guard else plan
-
-
-def _wanted(request: Request, registrations, config) -> tuple[list[str], list[str]]:
-    if request.name != RERUN_GROUP:
-        return request.command.specs, []
-    return group_specs(request.groups, registrations, config.test_root)
-
-
-def tag_or_rerun(ask: Ask, allowed: list[str], facts, registrations, config) -> Plan | Need:
-    """`/tag-run-ci-label`, `/tag-and-rerun-ci`, `/rerun-failed-ci`, each part as allowed."""
-    pull = open_pull(ask.number, facts)
-    if isinstance(pull, (Need, str)):
-        return pull if isinstance(pull, Need) else ask.refuse(pull)
-    rerun = pull.head_sha if RERUN_FAILED in allowed else None
-    if LABEL not in allowed:
-        return Plan(
-            reason=f"{ask.request.name} by {ask.login}: rerunning the failed and skipped "
-            f"workflow runs at {pull.head_sha[:10]}",
-            rerun_failed=rerun,
-            **{**ask.base, "trigger": "rerun-failed-ci"},
-        )
-    labels = tag_labels(config, ask.request.extra)
-    retry = f"`{ask.request.name}` again, or apply `{labels[0]}` by hand"
-    target = target_commit(specs.Command([]), ask.number, facts, ask.when, registrations, retry)
-    if isinstance(target, (Need, str)):
-        return target if isinstance(target, Need) else ask.refuse(target)
-    sha, found = target
-    wait = cooling(ask.login, facts, config)  # the one who asks for the label, as by hand
-    if isinstance(wait, Need):
-        return wait
-    if wait:
-        return ask.refuse(wait)
-    done = dict(add_labels=labels, rerun_failed=rerun, rerun_skip_own=True, head_sha=sha)
-    what = ", ".join(f"`{n}`" for n in labels)
-    if pull.draft and not config.github.run_drafts:
-        return Plan(reason=f"{ask.request.name}: #{ask.number} is a draft; labelled {what}",
-                    reaction="+1", **done, **ask.base)  # fmt: skip
-    chosen = [n for n in labels if n in config.github.gating_labels]
-    rows, notes, why = label_rows(found, chosen, config, facts.weights, facts.model)
-    if why:
-        return ask.refuse(why)
-    said = f"{summary(rows)}" if rows else "no runnable suite"
-    said += f" ({'; '.join(notes)})" if notes else ""
-    reply = f"@{ask.login} labelled {what} at `{sha}` (#{ask.number}): {inline(said)}\n"
-    return Plan(
-        should_run=bool(rows),
-        reason=f"{ask.request.name} by {ask.login}: {said} at {sha[:10]}",
-        matrix=rows,
-        reply=reply + describe_rows(rows),
-        reaction="+1",
-        **done,
-        **ask.base,
-    )
 
 
 def open_pull(number: int, facts) -> Any:
@@ -258,14 +210,13 @@ def target_commit(
     facts,
     when: Any,
     registrations: Sequence[Registration],
-    retry: str | None = None,
 ):
     """The commit a command runs and the registrations there, as (sha, registrations); else
     the Need to ask GitHub next, or why it cannot run (the pull request is read only here)."""
     pull = open_pull(number, facts)
     if isinstance(pull, (Need, str)):
         return pull
-    sha, why = pinned_commit(command, pull, facts, when, retry)
+    sha, why = pinned_commit(command, pull, facts, when)
     if sha == "need":
         return Need("commits", number=number)
     if why:

@@ -21,7 +21,7 @@ from ci_budget.registry import specs
 from ci_budget.registry.parse import unknown
 from ci_budget.render.escape import inline
 from ci_budget.trigger.approval import gate
-from ci_budget.trigger.authz import LABEL, access, cooling
+from ci_budget.trigger.authz import LABEL, access
 from ci_budget.trigger.comment import issue_comment
 from ci_budget.trigger.facts import Facts, Need, PayloadError
 from ci_budget.trigger.facts import get as _get
@@ -144,18 +144,13 @@ def _label_sender(payload, label: str, number: int, facts, config) -> Plan | Nee
     if not isinstance(login, str) or not login:
         why = "the event names no sender"
     elif is_bot(sender):
-        if login.lower() == (config.github.comment_login or "").lower():
-            return Plan(reason=f"pull_request labeled '{label}': applied by ci-budget itself "
-                        "(/tag-run-ci-label), which planned the run", pr_number=number)  # fmt: skip
         why = f"{login} is a bot; labels from bots never start runs"
     else:
         why = access(LABEL, login, facts, config)
         if why == "ask":
             return Need("permission", login=login)
         if why is None:
-            why = cooling(login, facts, config)
-            if isinstance(why, Need) or why is None:
-                return why
+            return None
     notice = (
         f"**ci-budget**: removed `{label}`: {inline(why)}. A gating label starts GPU runs only "
         "when applied by someone allowed to run them."

@@ -11,12 +11,11 @@ from ci_budget.models import Registration
 
 @dataclass(frozen=True)
 class Need:
-    what: Literal["permission", "pull", "commits", "registry", "refusals", "recent"]
+    what: Literal["permission", "pull", "commits", "registry", "refusals"]
     login: str | None = None
     number: int | None = None
     sha: str | None = None  # registry: the commit whose registrations are read
     page: int | None = None  # refusals: the page of 100 comments holding the newest ones
-    minutes: float | None = None  # recent: how far back a labelled run of `login` counts
 
 
 @dataclass
@@ -48,9 +47,6 @@ class Facts:
     # newest 100 comments): they are not asked about again.
     refused: set[str] | None = None
     refusals_error: str | None = None
-    # When `login`'s last labelled run that got past plan started ("" for none in the window)
-    recent: str | None = None
-    recent_error: str | None = None
 
 
 class PayloadError(Exception):

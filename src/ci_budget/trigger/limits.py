@@ -17,8 +17,6 @@ from ci_budget.config import DEFAULT_RUNNER_CONFIGS, Config
 from ci_budget.models import MatrixRow, Registration
 from ci_budget.trigger.rows import suite_rows
 
-EXTRA_LABEL = "run-ci-extra"  # sglang: pr-test-extra.yml runs with run-ci and this one
-
 
 def allowed_runner_configs(config: Config) -> list[str]:
     configured = config.github.label_runner_configs
@@ -77,11 +75,3 @@ def stages(chosen: Sequence[str], gating) -> list[str] | None:
             return None  # an empty list gates every stage
         patterns.extend(s for s in gating[name] if s not in patterns)
     return patterns
-
-
-def tag_labels(config: Config, extra: bool) -> list[str]:
-    """What `/tag-run-ci-label [extra]` applies: `run-ci` (or the first gating label, where
-    `run-ci` is not one), and with `extra` also `run-ci-extra`, as sglang's handler does."""
-    gating = list(config.github.gating_labels)
-    first = "run-ci" if "run-ci" in gating or not gating else gating[0]
-    return [first, EXTRA_LABEL] if extra else [first]

@@ -54,15 +54,12 @@ def _time(text: Any) -> datetime | None:
         return None
 
 
-def pinned_commit(
-    command: specs.Command, pull: Any, facts: Any, created_at: Any, retry: str | None = None
-) -> tuple:
+def pinned_commit(command: specs.Command, pull: Any, facts: Any, created_at: Any) -> tuple:
     """("need", None) when the PR's commits must be read first; (sha, None) for the commit to
-    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks);
-    `retry` replaces the suggested `/rerun-test@SHA` form."""
+    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks)."""
     head = pull.head_sha
     number = getattr(pull, "number", "?")
-    again = retry or "`" + " ".join([f"{specs.COMMAND}@{head}", *command.specs]) + "`"
+    again = "`" + " ".join([f"{specs.COMMAND}@{head}", *command.specs]) + "`"
     if command.sha:
         if len(command.sha) != FULL_SHA:
             return None, (

@@ -68,6 +68,9 @@ def load_config(root: Path, path: Path | None = None) -> Config:
     profile = detect(root)
     if profile is None:
         return config
+    if profile.refused:
+        raise ConfigError(f"{root}: {profile.refused} is not supported; "
+                          'profile = "none" in ci-budget.toml skips reading it')  # fmt: skip
     for warning in profile.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return _load_file(root, path, profile.settings)

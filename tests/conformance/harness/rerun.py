@@ -274,8 +274,7 @@ def checkout_facts(root: Path):
     settings = Settings(root=root, environ={})
     # ci-budget in place of sglang's handler (docs/adopting.md, "instead of"): zero config it
     # answers /ci-budget-run beside it and leaves /rerun-test to it, with the same resolution.
-    github = settings.config.github.model_copy(update={"command": "/rerun-test",
-                                                       "foreign_commands": []})  # fmt: skip
+    github = settings.config.github.model_copy(update={"command": "/rerun-test"})
     config = settings.config.model_copy(update={"github": github})
     registrations = scan_tree(root, config).registrations
     return registrations, config, rerun_files(root, config)
