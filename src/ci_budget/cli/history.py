@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
     )
     _import(verbs)
     _suggest(verbs)
+    _watch(verbs)
 
 
 def _import(verbs) -> None:
@@ -69,4 +70,21 @@ def _suggest(verbs) -> None:
         example="ci-budget history suggest --history ci-budget-history.json\n"
         "ci-budget history suggest --suite base-b-test-1-gpu-large --write",
         use_case=("ci_budget.app.suggest", "suggest", "SuggestOptions"),
+    )
+
+
+def _watch(verbs) -> None:
+    add_leaf(
+        verbs,
+        "watch",
+        help="watch suites' headroom, step changes and their commits, est_time vs p90",
+        description="Per suite: the slowest shard's wall in each run, its trend (Theil-Sen, 95 % "
+        "interval), the headroom against its timeout and when the trend crosses it. Per file: "
+        "sustained steps of >= 20 % and >= 30 s with the commits between the two runs that "
+        "touched the file, a module it imports, or CI (git log in --root); steps shared by "
+        "several files at one run boundary as one event. est_time against measured p90. "
+        "--format markdown is the body of one tracking issue.",
+        example="ci-budget history watch sglang-ci-stats/runs --root sglang --format markdown\n"
+        "ci-budget history watch --history ci-budget-history.json --format json",
+        use_case=("ci_budget.app.watch", "watch", "WatchOptions"),
     )

@@ -60,3 +60,21 @@ def registrations_at(
     return merge(
         scan_source(data, rel, config) for rel, data in sorted(blobs.items())
     ).registrations
+
+
+def range_log(root: Path, before: str, after: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """The commits in `before..after` (first-parent order, newest first), each as (sha, subject,
+    paths it touched); None when the checkout lacks either commit or either is not a SHA."""
+    if not (SHA.fullmatch(before) and SHA.fullmatch(after)):
+        return None
+    if not (_has_commit(root, before) and _has_commit(root, after)):
+        return None
+    out = git(root, "log", "--no-renames", "--format=%x01%H%x00%s", "--name-only",
+              f"{before}..{after}", what="git log").decode("utf-8", "replace")  # fmt: skip
+    commits = []
+    for entry in out.split("\x01")[1:]:
+        head, _, rest = entry.partition("\n")
+        sha, _, subject = head.partition("\x00")
+        paths = tuple(p for p in rest.splitlines() if p.strip())
+        commits.append((sha, subject, paths))
+    return commits
