@@ -190,7 +190,7 @@ def watch_suite(suite: str, timeout: float, walls: list[tuple[RunRef, float]]) -
     dated = [(r.date, w) for r, w in walls if r.date is not None]
     if len(dated) < 4:
         return out
-    first, last = dated[0][0], dated[-1][0]
+    first = dated[0][0]
     out.trend = theil_sen([_days(first, d) for d, _ in dated], [w for _, w in dated])
     if out.trend and out.trend.rising and out.headroom is not None:
         room = max(0.0, out.headroom)
@@ -337,22 +337,26 @@ def group_events(steps: list[Step], log: RangeLog, least: int = EVENT_FILES) -> 
 def check_estimates(regs, history: History, steps: list[Step], least: int = 5) -> list[EstCheck]:
     """Registrations whose est_time is off their p90 by >= STEP_SHARE and >= STEP_SECONDS:
     `under` (p90 above it), `over`, or `stale` (it matched the level before the file's last
-    step). Needs `least` passing runs."""
+    step). The p90 is over the runs since that step (MIN_AFTER of them suffice), else over all
+    kept runs (`least` of them)."""
     last_step = {(s.file, s.suite): s for s in steps}
     out = []
     for reg in regs:
         if not reg.enabled or reg.nightly:
             continue
-        stats = history.stats(reg.file, reg.suite)
-        if stats.n < least or stats.p90 is None:
+        runs = series_runs(history.samples(reg.file, reg.suite))
+        step = last_step.get((reg.file, reg.suite))
+        if step is not None:
+            runs = runs[[r.run for r, _ in runs].index(step.first_after.run) :]
+        values = [v for _, v in runs]
+        if len(values) < (MIN_AFTER if step else least):
             continue
-        p90, est = stats.p90, reg.est_time
+        p90, est = percentile(values, 90), reg.est_time
         if abs(p90 - est) < max(STEP_SHARE * max(p90, est), STEP_SECONDS):
             continue
-        step = last_step.get((reg.file, reg.suite))
         stale = step is not None and abs(step.before - est) <= STEP_SHARE * step.before
         verdict = "stale" if stale else "under" if p90 > est else "over"
-        out.append(EstCheck(reg.file, reg.suite, reg.line, est, p90, stats.n, verdict))
+        out.append(EstCheck(reg.file, reg.suite, reg.line, est, p90, len(values), verdict))
     return sorted(out, key=lambda c: -abs(c.p90 - c.est_time))
 
 

@@ -120,9 +120,12 @@ def as_json(w: Watch) -> dict:
         "suites": [_suite_json(s) for s in w.suites],
         "steps": [_step_json(s) for s in w.steps],
         "events": [
-            {"last_before": _ref(e.last_before), "first_after": _ref(e.first_after),
-             "files": [[s.file, s.suite] for s in e.steps],
-             "ci_commits": [_commit_json(c) for c in e.commits]}
+            {
+                "last_before": _ref(e.last_before),
+                "first_after": _ref(e.first_after),
+                "files": [[s.file, s.suite] for s in e.steps],
+                "ci_commits": [_commit_json(c) for c in e.commits],
+            }
             for e in w.events
         ],  # fmt: skip
         "estimates": [vars(c) for c in w.estimates],
@@ -187,8 +190,7 @@ def _event_item(i: int, e: Event) -> str:
 
 def _parts(w: Watch) -> list[Part]:
     risky = [s for s in w.suites if s.at_risk]
-    cols = ["suite", "timeout", "slowest shard now", "headroom", "trend (95 %)", "crosses",
-            "step"]
+    cols = ["suite", "timeout", "slowest shard now", "headroom", "trend (95 %)", "crosses", "step"]
     pics = [mermaid.headroom_chart(s.suite, [(r.date, x) for r, x in s.walls], s.timeout)
             for s in risky]  # fmt: skip
     steps_cols = ["file", "suite", "before → after", "change", "last run before",
@@ -197,7 +199,8 @@ def _parts(w: Watch) -> list[Part]:
     return [
         Part("### Suites at risk\n\n", md_head(cols, right=(1, 2, 3)) if risky else "",
              [_risk_row(s) for s in risky] or ["_None._\n"], priority=9, noun="suite(s)"),
-        mermaid.part("Headroom over time", [p for p in pics if p]),
+        Part("\n### Headroom over time (minutes to the timeout, per run)\n\n", "",
+             [p for p in pics if p], priority=6, noun="picture(s)"),  # before the steps go
         Part("\n### Events: steps shared by several files at one run boundary\n\n", "",
              [_event_item(i, e) for i, e in enumerate(w.events, 1)], priority=5, noun="event(s)"),
         Part(f"\n### Step changes (≥ 20 % and ≥ 30 s, sustained): {len(w.steps)}\n\n",
