@@ -21,6 +21,11 @@ class LocalActions:
         dest = job.workspace / with_.get("path", "")
         if dest.exists() and any(dest.iterdir()):
             shutil.rmtree(dest)
+        other = with_.get("repository")
+        if other and other != self.github["repository"]:  # another repository, at its HEAD
+            subprocess.run(["git", "clone", "-q", str(self.repositories[other]), str(dest)],
+                           check=True)  # fmt: skip
+            return ""
         subprocess.run(["git", "clone", "-q", str(self.origin), str(dest)], check=True)
         event = self.github["event"]
         ref = with_.get("ref") or ""

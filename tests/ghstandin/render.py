@@ -91,6 +91,7 @@ def issue(base: str, state: State, item: Issue) -> dict[str, Any]:
         number=item.number,
         state=item.state,
         title=item.title,
+        body=item.body,
         user=user(base, item.user, 1000 + len(item.user)),
         labels=[label(base, state, n) for n in item.labels],
         draft=item.draft,

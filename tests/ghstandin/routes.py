@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from . import render
 from .spec import example
-from .state import NOT_ACCESSIBLE, Identity, State
+from .state import NOT_ACCESSIBLE, Identity, Issue, State
 
 DOCS = "https://docs.github.com/rest"
 
@@ -228,6 +228,47 @@ def get_issue(state: State, req: Req) -> Resp:
     return Resp(200, render.issue(req.base, state, issue))
 
 
+def list_issues(state: State, req: Req) -> Resp:
+    """GitHub's filters `state` (open by default) and `labels` (all of them); newest first;
+    pull requests are listed too, as GitHub lists them."""
+    want = req.query.get("state", ["open"])[-1]
+    labels = {x for x in req.query.get("labels", [""])[-1].split(",") if x}
+    found = [
+        render.issue(req.base, state, issue)
+        for issue in sorted(state.issues.values(), key=lambda i: -i.number)
+        if (want == "all" or issue.state == want) and labels <= set(issue.labels)
+    ]
+    return paginate(req, found)
+
+
+def create_issue(state: State, req: Req) -> Resp:
+    body = req.json.get("body") or ""
+    too_long = _too_long(state, body)
+    if too_long:
+        return too_long
+    number = max(state.issues, default=0) + 1
+    labels = [x if isinstance(x, str) else x["name"] for x in req.json.get("labels", [])]
+    state.issues[number] = Issue(number, user=req.who.login, title=str(req.json["title"]),
+                                 body=body, labels=labels, pull=False)  # fmt: skip
+    out = render.issue(req.base, state, state.issues[number])
+    return Resp(201, out, {"Location": out["url"]})
+
+
+def update_issue(state: State, req: Req) -> Resp:
+    issue = _issue(state, req)
+    if issue is None:
+        return not_found()
+    if "body" in req.json:
+        too_long = _too_long(state, req.json["body"] or "")
+        if too_long:
+            return too_long
+        issue.body = req.json["body"] or ""
+    for key in ("title", "state"):
+        if key in req.json:
+            setattr(issue, key, req.json[key])
+    return Resp(200, render.issue(req.base, state, issue))
+
+
 def create_check_run(state: State, req: Req) -> Resp:
     run = {"id": state.new_id(), "status": "queued", **req.json}
     state.check_runs[run["id"]] = run
@@ -311,6 +352,9 @@ OPERATIONS = {
     "pulls/list-files": list_files,
     "pulls/list-commits": list_commits,
     "issues/get": get_issue,
+    "issues/list-for-repo": list_issues,
+    "issues/create": create_issue,
+    "issues/update": update_issue,
     "repos/get-content": get_content,
     "pulls/create-review-comment": create_review_comment,
     "checks/create": create_check_run,

@@ -13,6 +13,7 @@ from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
 KEEP = 10_000  # samples kept per series in memory: the watch reads every run it is given
+ISSUE_TITLE = "ci-budget watch: stage headroom, step changes and est_time"
 
 
 @dataclass
@@ -28,6 +29,15 @@ class WatchOptions:
         help="what to print: markdown is the body of one tracking issue",
     )  # fmt: skip
     suites: list[str] = option(list, flag="--suite", help="only this suite (repeatable)")
+    post_issue: bool = option(
+        False,
+        help="open, or edit in place, one tracking issue with the markdown (GITHUB_REPOSITORY, "
+        "GITHUB_TOKEN or --token; needs issues: write)",
+    )
+    issue_title: str = option(ISSUE_TITLE, help="the tracking issue's title when it is opened")
+    issue_label: str = option(
+        "ci-budget-watch", help="the tracking issue's label: the issue edited is ours with it"
+    )
 
 
 def _history(settings, options: WatchOptions, sink: Sink):
@@ -117,4 +127,23 @@ def watch(settings, options: WatchOptions, sink: Sink | None = None) -> int:
         sink.write(watch_md.markdown(found))
     else:
         sink.write(watch_md.text(found))
+    if options.post_issue:
+        _post(settings, options, watch_md.markdown(found), sink)
     return 0
+
+
+def _post(settings, options: WatchOptions, body: str, sink: Sink) -> None:
+    """Upsert the one tracking issue; an AppError (one line) when GitHub refuses."""
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
+    from ci_budget.github.sticky import upsert_issue
+    from ci_budget.render.watch_md import MARKER
+
+    try:
+        client = client_from_env(settings.env.values, token=settings.token, config=settings.config)
+        number, action = upsert_issue(
+            client, options.issue_title, options.issue_label, MARKER, body
+        )
+    except GitHubError as exc:
+        raise AppError(f"tracking issue: {exc.message}") from None
+    sink.note(f"tracking issue #{number} {action}")

@@ -83,8 +83,11 @@ def _watch(verbs) -> None:
         "sustained steps of >= 20 % and >= 30 s with the commits between the two runs that "
         "touched the file, a module it imports, or CI (git log in --root); steps shared by "
         "several files at one run boundary as one event. est_time against measured p90. "
-        "--format markdown is the body of one tracking issue.",
+        "--format markdown is the body of one tracking issue; --post-issue opens it, or edits "
+        "it in place.",
         example="ci-budget history watch sglang-ci-stats/runs --root sglang --format markdown\n"
-        "ci-budget history watch --history ci-budget-history.json --format json",
+        "ci-budget history watch --history ci-budget-history.json --format json\n"
+        "ci-budget history watch sglang-ci-stats/runs --post-issue",
         use_case=("ci_budget.app.watch", "watch", "WatchOptions"),
+        token="GitHub token for --post-issue (default: $GITHUB_TOKEN)",
     )

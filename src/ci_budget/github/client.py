@@ -249,6 +249,31 @@ class GitHubClient(CommandCalls):
     def edit(self, comment, text: str) -> None:
         self._shrinking(f"edit comment {comment.id}", comment.edit, text)
 
+    # --- issues (the watch's one tracking issue) ------------------------------------------------
+    def our_issues(self, label: str, marker: str) -> list:
+        """Our open issues labelled `label` whose body's first line is `marker`, oldest first
+        (pull requests, which GitHub lists as issues too, left out)."""
+        me = self.identity()
+
+        def fetch() -> list:
+            found = self._repo.get_issues(state="open", labels=[label])
+            return [
+                i
+                for i in found
+                if i.pull_request is None and i.user.login == me and first_line(i.body) == marker
+            ]
+
+        return sorted(self._call(f"open issues labelled {label!r}", fetch), key=lambda i: i.number)
+
+    def create_issue(self, title: str, body: str, label: str) -> int:
+        def send(text: str):
+            return self._repo.create_issue(title=title, body=text, labels=[label])
+
+        return self._shrinking(f"issue {title!r}", send, fit(body)).number
+
+    def edit_issue(self, issue, body: str) -> None:
+        self._shrinking(f"edit issue #{issue.number}", lambda text: issue.edit(body=text), body)
+
     def delete(self, comment) -> None:
         try:
             self._call(f"delete duplicate comment {comment.id}", comment.delete, write=True)
