@@ -61,6 +61,7 @@ def pull(base: str, state: State, issue: Issue) -> dict[str, Any]:
         number=issue.number,
         state=issue.state,
         title=issue.title,
+        body=issue.body,
         draft=issue.draft,
         user=user(base, issue.user, 1000 + len(issue.user)),
         labels=[label(base, state, n) for n in issue.labels],

@@ -214,3 +214,21 @@ def test_the_tracking_issue_is_opened_once_then_edited_in_place(github_standin):
     same = upsert_issue(client, "watch", "ci-budget-watch", WATCH, f"{WATCH}\nv2")
     assert same == (5, "unchanged")
     assert state.issues[3].body == f"{WATCH}\nnot ours" and len(state.issues) == 3
+
+
+def test_the_est_time_pull_request_is_opened_once_then_edited(github_standin):
+    from ci_budget.github.sticky import upsert_pull
+
+    state = github_standin.state
+    # a fork's branch of the same name: not ours
+    github_standin.add_pull(2, head_ref="ci-budget/est-time", head_repo="mallory/hello-gpu")
+    client = make(github_standin)
+    number, action = upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v1")
+    assert action == "created" and state.issues[number].head_ref == "ci-budget/est-time"
+    assert (state.issues[number].user, state.issues[number].body) == (BOT_LOGIN, "v1")
+    again = upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v2")
+    assert again == (number, "updated") and state.issues[number].body == "v2"
+    assert upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v2") == (
+        number, "unchanged",
+    )  # fmt: skip
+    assert sum(i.pull for i in state.issues.values()) == 2

@@ -97,3 +97,15 @@ def upsert_issue(client: GitHubClient, title: str, label: str, marker: str, body
         return target.number, "unchanged"
     client.edit_issue(target, body)
     return target.number, "updated"
+
+
+def upsert_pull(client: GitHubClient, branch: str, base: str, title: str, body: str):
+    """Edit our one open pull request from `branch` into `base` in place, or open it.
+    Returns (number, created / updated / unchanged)."""
+    pr = client.open_pull_from(branch, base)
+    if pr is None:
+        return client.create_pull(branch, base, title, body), "created"
+    if pr.body == body:
+        return pr.number, "unchanged"
+    client.edit_pull(pr, body)
+    return pr.number, "updated"
