@@ -65,11 +65,16 @@ def _suggest(verbs) -> None:
         "suggest",
         help="suggest est_time values from measured history",
         description="Suggest est_time = p90 of passing runs x (1 + thresholds.margin), rounded "
-        "up to thresholds.round-to, where the change is at least 30 s and 30 %. --write "
-        "rewrites only the est_time literal in each test file.",
+        "up to thresholds.round-to (--rule sglang: the p90 itself, as sglang's "
+        "update_est_time.py), where the change is at least 30 s and 30 %. --write rewrites only "
+        "the est_time literal in each test file; --open-pr BRANCH also commits them on BRANCH, "
+        "pushes it and opens or updates one pull request with a table of old, new, measured "
+        "and why.",
         example="ci-budget history suggest --history ci-budget-history.json\n"
-        "ci-budget history suggest --suite base-b-test-1-gpu-large --write",
+        "ci-budget history suggest --suite base-b-test-1-gpu-large --write\n"
+        "ci-budget history suggest --rule sglang --open-pr ci-budget/est-time",
         use_case=("ci_budget.app.suggest", "suggest", "SuggestOptions"),
+        token="GitHub token for --open-pr (default: $GITHUB_TOKEN)",
     )
 
 
