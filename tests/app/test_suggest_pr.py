@@ -101,6 +101,10 @@ def test_one_pull_request_opened_then_updated(tmp_path: Path, github_standin):
         pr.body
     )
     assert "- `test/registered/test_twice.py`: 2 registrations" in pr.body
+    [multi] = [line for line in pr.body.splitlines() if "test_multi_line.py` | 5" in line]
+    assert "update_est_time.py misses it: the call is split across lines" in multi
+    [twice] = [line for line in pr.body.splitlines() if "test_twice.py` | 5" in line]
+    assert "misses" not in twice
     assert "disabled" in pr.body and "nightly only" in pr.body
     assert git(origin, "rev-parse", "main") == git(work, "rev-parse", "main")  # main untouched
 

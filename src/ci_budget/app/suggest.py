@@ -59,6 +59,10 @@ def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
     found = _found(settings, options, regs, sink)
     if found is None:
         return 2
+    if options.open_pr and options.partition_model is None:  # before the files are rewritten
+        from ci_budget.budget.suggest import mark_updater
+
+        mark_updater(found, regs, lambda rel: _read(settings.root / rel))
     if options.format == "json":
         sink.json(
             [s.model_dump(mode="json") | {"delta": s.delta, "significant": _big(s)} for s in found]
@@ -194,3 +198,12 @@ def _open_pr(settings, options: SuggestOptions, found, left, sink: Sink) -> None
     except GitHubError as exc:
         raise AppError(f"--open-pr: {exc.message}") from None
     sink.note(f"pull request #{number} {action} from {options.open_pr} into {base}")
+
+
+def _read(path: Path) -> str | None:
+    from ci_budget.workspace.sources import read_source
+
+    try:
+        return read_source(path)
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -55,7 +55,10 @@ RULES = {
 def _why(s) -> str:
     timeouts = f"; {s.timeouts} timeout(s), ≥ {secs(s.timeout_lower_bound)}" if s.timeouts else ""
     share = f" ({s.delta / s.est_time:+.0%})" if s.est_time else ""
-    return f"{secs(s.delta, '+')}{share} from p90 over {s.n} passing run(s){timeouts}"
+    missed = (
+        f"; sglang's update_est_time.py misses it: {s.updater_missed}" if s.updater is False else ""
+    )
+    return f"{secs(s.delta, '+')}{share} from p90 over {s.n} passing run(s){timeouts}{missed}"
 
 
 def est_time_pr(found, left, rule: str, limit: int = COMMENT_LIMIT) -> str:
