@@ -52,8 +52,11 @@ def test_slowest_shard_walls_step_trend_and_crossing_on_real_runs():
     [step] = found.steps  # two shards became one: the slowest shard doubled
     assert (step.before, step.after) == (1270.0, 2277.0)
     assert (step.last_before.run, step.first_after.run) == ("27449134051", "27465703527")
-    assert found.trend.rising and found.crossing[0] < found.crossing[1]
-    assert found.at_risk  # the earliest crossing is within RISK_DAYS
+    # the trend is taken since the step (six runs), not across it: no drift left, not at risk
+    assert not found.trend.rising and found.trend.low < 0 < found.trend.high
+    assert found.crossing is None and not found.at_risk  # 1,377 s is 38 % of 3,600 s
+    across = w.theil_sen(list(range(11)), [x for _, x in walls])
+    assert across.rising  # what a trend across the step would have claimed
     steady = w.watch_suite(H200, 3600.0, w.suite_walls(history, H200, {}))
     assert not steady.trend.rising and steady.crossing is None and not steady.at_risk
 

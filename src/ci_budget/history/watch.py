@@ -1,9 +1,10 @@
 """The budget watch: what is eating a suite's headroom, since which commits, and when it runs
 out. Pure: a `History` and the checkout's facts in, findings out.
 
-- Per suite: the slowest shard's wall in each run (job walls of run files), its Theil–Sen slope
-  with Sen's 95 % interval ("no trend" when the interval holds 0), the headroom against the
-  suite's timeout now (median of the last three runs), and when the trend crosses it.
+- Per suite: the slowest shard's wall in each run (job walls of run files), its sustained steps,
+  its Theil–Sen slope since the last step with Sen's 95 % interval ("no trend" when the interval
+  holds 0), the headroom against the suite's timeout now (median of the last three runs), and
+  when the trend crosses it.
 - Per (file, suite): sustained steps in measured time (>= 20 % and >= 30 s, the runs after it
   staying there), with the last run before and the first after, attributed to the commits
   between those runs' head_shas that touched the file, a module it imports, or CI.
@@ -182,16 +183,22 @@ def suite_walls(history: History, suite: str, shas: Mapping[str, str | None]):
 
 
 def watch_suite(suite: str, timeout: float, walls: list[tuple[RunRef, float]]) -> SuiteWatch:
+    """The suite's level, steps, and trend; the trend is taken over the runs since its last
+    step (a step is not a drift: across one, Theil-Sen would read the jump as a slope)."""
     out = SuiteWatch(suite, timeout, walls)
     if not walls:
         return out
-    out.steps = find_steps("", suite, walls)
     out.level = percentile([w for _, w in walls[-LEVEL_RUNS:]], 50)
-    dated = [(r.date, w) for r, w in walls if r.date is not None]
+    out.steps = find_steps("", suite, walls)
+    since = walls
+    if out.steps:
+        first = [r.run for r, _ in walls].index(out.steps[-1].first_after.run)
+        since = walls[first:]
+    dated = [(r.date, w) for r, w in since if r.date is not None]
     if len(dated) < 4:
         return out
-    first = dated[0][0]
-    out.trend = theil_sen([_days(first, d) for d, _ in dated], [w for _, w in dated])
+    first_date = dated[0][0]
+    out.trend = theil_sen([_days(first_date, d) for d, _ in dated], [w for _, w in dated])
     if out.trend and out.trend.rising and out.headroom is not None:
         room = max(0.0, out.headroom)
         out.crossing = (room / out.trend.high, room / out.trend.low)
