@@ -15,12 +15,17 @@ if TYPE_CHECKING:
 
 
 class LocalActions:
-    """Needs the Runner's origin, github, artifacts and run_artifacts."""
+    """Needs the Runner's origin, github, artifacts, run_artifacts and repositories."""
 
     def _checkout(self, with_: dict, job: _JobState) -> str:
         dest = job.workspace / with_.get("path", "")
         if dest.exists() and any(dest.iterdir()):
             shutil.rmtree(dest)
+        other = with_.get("repository")
+        if other in self.repositories:  # another repository the test provides, at its HEAD
+            subprocess.run(["git", "clone", "-q", str(self.repositories[other]), str(dest)],
+                           check=True)  # fmt: skip
+            return ""
         event = self.github["event"]
         ref = with_.get("ref") or ""
         if not ref and self.github["event_name"] == "pull_request":

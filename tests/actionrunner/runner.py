@@ -176,6 +176,7 @@ class Runner(LocalActions):
         between_jobs: Callable[[str, JobRun], None] | None = None,
         actions: dict[str, Path] | None = None,
         run_artifacts: dict[str, Path] | None = None,
+        repositories: dict[str, Path] | None = None,
         secrets: dict[str, str] | None = None,
         expand_scripts: bool = False,
     ):
@@ -191,6 +192,8 @@ class Runner(LocalActions):
         self.artifacts.mkdir(parents=True, exist_ok=True)
         self.actions = actions or {}  # "OWNER/NAME" -> the action's folder
         self.run_artifacts = run_artifacts or {}  # run id -> that run's artifact store
+        # "OWNER/NAME" -> a local repository `actions/checkout` with `repository:` clones
+        self.repositories = repositories or {}
         # secrets.GITHUB_TOKEN is the job's token, as on GitHub; others as the test gives them
         self.secrets = {"GITHUB_TOKEN": github["token"], **(secrets or {})}
         # GitHub expands `${{ }}` in a `run:` script before bash reads it. This project's own

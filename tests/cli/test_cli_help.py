@@ -38,7 +38,7 @@ def test_top_level_help_lists_the_seven_commands_with_examples():
 def test_the_verbs_of_guard_and_history():
     assert sorted(" ".join(words) for words in SUBCOMMANDS if len(words) == 2) == [
         "guard check", "guard fill", "guard suggest", "guard verify",
-        "history add", "history show", "history suggest",
+        "history add", "history show", "history suggest", "history watch",
     ]  # fmt: skip
 
 

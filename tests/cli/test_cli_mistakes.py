@@ -38,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_every_command_takes_root_and_config():
     found = {leaf.prog.removeprefix("ci-budget "): leaf for leaf in leaves(build_parser())}
-    assert "history show" in found and "guard check" in found and len(found) == 12
+    assert "history show" in found and "guard check" in found and len(found) == 13
     for name, parser in found.items():
         options = {o for a in parser._actions for o in a.option_strings}
         assert {"--root", "--config"} <= options, name

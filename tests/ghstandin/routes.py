@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from . import render
 from .spec import example
-from .state import NOT_ACCESSIBLE, Identity, State
+from .state import NOT_ACCESSIBLE, Identity, Issue, State
 
 DOCS = "https://docs.github.com/rest"
 
@@ -177,15 +177,16 @@ def get_pull(state: State, req: Req) -> Resp:
 
 
 def list_pulls(state: State, req: Req) -> Resp:
-    """GitHub's filters: `state` (open by default) and `head` as `owner:branch`."""
+    """GitHub's filters: `state` (open by default), `head` as `owner:branch`, and `base`."""
     want = req.query.get("state", ["open"])[-1]
     head = req.query.get("head", [""])[-1]
+    base = req.query.get("base", [""])[-1]
     found = []
     for issue in sorted(state.issues.values(), key=lambda i: -i.number):
         if not issue.pull or (want != "all" and issue.state != want):
             continue
         owner = (issue.head_repo or state.repo).split("/")[0]
-        if head and head != f"{owner}:{issue.head_ref}":
+        if (head and head != f"{owner}:{issue.head_ref}") or (base and base != issue.base_ref):
             continue
         found.append(render.pull(req.base, state, issue))
     return paginate(req, found)
@@ -211,6 +212,83 @@ def get_issue(state: State, req: Req) -> Resp:
     if issue is None:
         return not_found()
     return Resp(200, render.issue(req.base, state, issue))
+
+
+def list_issues(state: State, req: Req) -> Resp:
+    """GitHub's filters `state` (open by default) and `labels` (all of them); newest first;
+    pull requests are listed too, as GitHub lists them."""
+    want = req.query.get("state", ["open"])[-1]
+    labels = {x for x in req.query.get("labels", [""])[-1].split(",") if x}
+    found = [
+        render.issue(req.base, state, issue)
+        for issue in sorted(state.issues.values(), key=lambda i: -i.number)
+        if (want == "all" or issue.state == want) and labels <= set(issue.labels)
+    ]
+    return paginate(req, found)
+
+
+def create_issue(state: State, req: Req) -> Resp:
+    body = req.json.get("body") or ""
+    too_long = _too_long(state, body)
+    if too_long:
+        return too_long
+    number = max(state.issues, default=0) + 1
+    labels = [x if isinstance(x, str) else x["name"] for x in req.json.get("labels", [])]
+    state.issues[number] = Issue(number, user=req.who.login, title=str(req.json["title"]),
+                                 body=body, labels=labels, pull=False)  # fmt: skip
+    out = render.issue(req.base, state, state.issues[number])
+    return Resp(201, out, {"Location": out["url"]})
+
+
+def update_issue(state: State, req: Req) -> Resp:
+    issue = _issue(state, req)
+    if issue is None:
+        return not_found()
+    if "body" in req.json:
+        too_long = _too_long(state, req.json["body"] or "")
+        if too_long:
+            return too_long
+        issue.body = req.json["body"] or ""
+    for key in ("title", "state"):
+        if key in req.json:
+            setattr(issue, key, req.json[key])
+    return Resp(200, render.issue(req.base, state, issue))
+
+
+def create_pull(state: State, req: Req) -> Resp:
+    """A pull request from a branch of this repository (`head`: BRANCH or OWNER:BRANCH); GitHub
+    refuses a second open one for the same head and base."""
+    head = str(req.json["head"]).split(":")[-1]
+    base = str(req.json["base"])
+    for issue in state.issues.values():
+        same = issue.head_repo is None and (issue.head_ref, issue.base_ref) == (head, base)
+        if issue.pull and issue.state == "open" and same:
+            return error(422, "Validation Failed", errors=[{"resource": "PullRequest",
+                         "code": "custom", "message": f"A pull request already exists for {head}."}])  # fmt: skip
+    body = req.json.get("body") or ""
+    too_long = _too_long(state, body)
+    if too_long:
+        return too_long
+    number = max(state.issues, default=0) + 1
+    state.issues[number] = Issue(number, user=req.who.login, title=str(req.json["title"]),
+                                 body=body, head_ref=head, base_ref=base)  # fmt: skip
+    out = render.pull(req.base, state, state.issues[number])
+    return Resp(201, out, {"Location": out["url"]})
+
+
+def update_pull(state: State, req: Req) -> Resp:
+    issue = _issue(state, req, "pull_number")
+    if issue is None or not issue.pull:
+        return not_found()
+    if "body" in req.json:
+        too_long = _too_long(state, req.json["body"] or "")
+        if too_long:
+            return too_long
+        issue.body = req.json["body"] or ""
+    for key in ("title", "state"):
+        if key in req.json:
+            setattr(issue, key, req.json[key])
+    return Resp(200, render.pull(req.base, state, issue))
 
 
 def create_check_run(state: State, req: Req) -> Resp:
@@ -295,6 +373,11 @@ OPERATIONS = {
     "pulls/list-files": list_files,
     "pulls/list-commits": list_commits,
     "issues/get": get_issue,
+    "issues/list-for-repo": list_issues,
+    "issues/create": create_issue,
+    "issues/update": update_issue,
+    "pulls/create": create_pull,
+    "pulls/update": update_pull,
     "repos/get-content": get_content,
     "pulls/create-review-comment": create_review_comment,
     "checks/create": create_check_run,

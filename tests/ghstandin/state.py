@@ -39,6 +39,7 @@ class Issue:
     number: int
     user: str = "octocat"
     title: str = "A change"
+    body: str = ""
     state: str = "open"
     labels: list[str] = field(default_factory=list)
     pull: bool = True

@@ -203,3 +203,44 @@ def test_comment_vanishing_right_after_create_is_listed_again_not_an_error(githu
     assert result.action == "created"
     assert bodies(github_standin, 7) == [(BOT_LOGIN, f"{MARK}\nbody")]
     assert [c["op"] for c in github_standin.calls()].count("issues/create-comment") == 2
+
+
+WATCH = "<!-- ci-budget-watch -->"
+
+
+def test_the_tracking_issue_is_opened_once_then_edited_in_place(github_standin):
+    from ghstandin.state import Issue
+
+    from ci_budget.github.sticky import upsert_issue
+
+    state = github_standin.state
+    state.issues[3] = Issue(3, user="mallory", title="forged", body=f"{WATCH}\nnot ours",
+                            labels=["ci-budget-watch"], pull=False)  # fmt: skip
+    state.issues[4] = Issue(4, labels=["ci-budget-watch"])  # a pull request with the label
+    client = make(github_standin)
+    number, action = upsert_issue(client, "watch", "ci-budget-watch", WATCH, f"{WATCH}\nv1")
+    assert action == "created" and number == 5
+    assert (state.issues[5].user, state.issues[5].labels) == (BOT_LOGIN, ["ci-budget-watch"])
+    again, action = upsert_issue(client, "watch", "ci-budget-watch", WATCH, f"{WATCH}\nv2")
+    assert (again, action, state.issues[5].body) == (5, "updated", f"{WATCH}\nv2")
+    same = upsert_issue(client, "watch", "ci-budget-watch", WATCH, f"{WATCH}\nv2")
+    assert same == (5, "unchanged")
+    assert state.issues[3].body == f"{WATCH}\nnot ours" and len(state.issues) == 3
+
+
+def test_the_est_time_pull_request_is_opened_once_then_edited(github_standin):
+    from ci_budget.github.sticky import upsert_pull
+
+    state = github_standin.state
+    # a fork's branch of the same name: not ours
+    github_standin.add_pull(2, head_ref="ci-budget/est-time", head_repo="mallory/hello-gpu")
+    client = make(github_standin)
+    number, action = upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v1")
+    assert action == "created" and state.issues[number].head_ref == "ci-budget/est-time"
+    assert (state.issues[number].user, state.issues[number].body) == (BOT_LOGIN, "v1")
+    again = upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v2")
+    assert again == (number, "updated") and state.issues[number].body == "v2"
+    assert upsert_pull(client, "ci-budget/est-time", "main", "est_time", "v2") == (
+        number, "unchanged",
+    )  # fmt: skip
+    assert sum(i.pull for i in state.issues.values()) == 2

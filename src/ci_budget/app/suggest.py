@@ -22,6 +22,20 @@ class SuggestOptions:
         False, flag="--all",
         help="also list (and with --write, write) changes below the 30 s / 30 %% rule",
     )  # fmt: skip
+    rule: str = option(
+        "margin", choices=("margin", "sglang"),
+        help="margin: p90 x (1 + thresholds.margin) rounded up to thresholds.round-to; sglang: "
+        "the p90 itself, as sglang's update_est_time.py writes it",
+    )  # fmt: skip
+    open_pr: str | None = option(
+        None, metavar="BRANCH",
+        help="write, commit the rewritten files on BRANCH (from HEAD; force-pushed to origin) "
+        "and open or update ONE pull request from it with a table of old, new, measured and "
+        "why (GITHUB_REPOSITORY, GITHUB_TOKEN or --token; contents and pull-requests: write)",
+    )  # fmt: skip
+    pr_base: str | None = option(
+        None, metavar="BRANCH", help="the branch the pull request goes into (default: GITHUB_REF)"
+    )
     partition_model: Path | None = option(
         None, metavar="FILE",
         help="suggest sglang-ci-stats model.json's est as sglang's update_est_time.py writes "
@@ -38,9 +52,17 @@ def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
     root, config = settings.root, settings.config
     found_scan = scan_tree(root, config)
     regs = select(found_scan, suites=options.suites)
+    left = []
+    if options.open_pr:  # disabled and nightly-only registrations stay as they are
+        left = [r for r in regs if not r.enabled or r.nightly]
+        regs = [r for r in regs if r.enabled and not r.nightly]
     found = _found(settings, options, regs, sink)
     if found is None:
         return 2
+    if options.open_pr and options.partition_model is None:  # before the files are rewritten
+        from ci_budget.budget.suggest import mark_updater
+
+        mark_updater(found, regs, lambda rel: _read(settings.root / rel))
     if options.format == "json":
         sink.json(
             [s.model_dump(mode="json") | {"delta": s.delta, "significant": _big(s)} for s in found]
@@ -52,9 +74,13 @@ def suggest(settings, options: SuggestOptions, sink: Sink | None = None) -> int:
             sink.echo("no est_time changes to suggest")
     for problem in found_scan.errors:
         sink.warn(f"registry error, file skipped: {problem}")
-    if not options.write:
+    if not (options.write or options.open_pr):
         return 0
-    return 2 if _rewrite(settings, found, sink, options.include_all) else 0
+    failed = _rewrite(settings, found, sink, options.include_all)
+    if options.open_pr and not failed:
+        _open_pr(settings, options, [s for s in found if options.include_all or _big(s)], left,
+                 sink)  # fmt: skip
+    return 2 if failed else 0
 
 
 def _big(s) -> bool:
@@ -70,10 +96,12 @@ def _found(settings, options: SuggestOptions, regs, sink: Sink):
 
     if options.partition_model is None:
         history = open_store(store_path(settings, options.store))
+        thresholds = settings.config.thresholds
+        if options.rule == "sglang":  # the p90 itself, as update_est_time.py writes the model's
+            thresholds = thresholds.model_copy(update={"margin": 0.0, "round_to": 1})
         return rule.suggest(
-            regs, history, settings.config.thresholds, options.min_samples,
-            include_all=options.include_all,
-        )  # fmt: skip
+            regs, history, thresholds, options.min_samples, include_all=options.include_all
+        )
     from ci_budget.app.numbers import note_uncovered, partition_model
     from ci_budget.sharding.model import PlanNumbers
     from ci_budget.workspace.sources import read_source
@@ -135,3 +163,48 @@ def _rewrite(settings, found, sink: Sink, include_all: bool = False) -> int:
             continue
         sink.note(f"wrote {s.file}:{s.line}: est_time={s.suggested}")
     return failed
+
+
+PR_TITLE = "Update est_time from measured runs"
+
+
+def _open_pr(settings, options: SuggestOptions, found, left, sink: Sink) -> None:
+    """Commit the rewritten files on the branch, push it, and open or update its one pull
+    request; nothing when no file changed (an open one stays as it is)."""
+    from ci_budget.app.errors import AppError
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
+    from ci_budget.github.sticky import upsert_pull
+    from ci_budget.render.history_md import est_time_pr
+    from ci_budget.workspace.commits import push_branch
+    from ci_budget.workspace.git import GitError
+
+    env = settings.env.values
+    base = options.pr_base or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
+    if not base:
+        raise AppError("--open-pr needs --pr-base (or GITHUB_REF): the branch to open it into")
+    files = sorted({s.file for s in found})
+    branch = options.open_pr or ""
+    try:
+        pushed = push_branch(settings.root, branch, files, PR_TITLE)
+    except GitError as exc:
+        raise AppError(f"--open-pr {options.open_pr}: {exc}") from None
+    if not pushed:
+        sink.note("no est_time changed: no pull request opened or updated")
+        return
+    body = est_time_pr(found, left, options.rule)
+    try:
+        client = client_from_env(env, token=settings.token, config=settings.config)
+        number, action = upsert_pull(client, branch, base, PR_TITLE, body)
+    except GitHubError as exc:
+        raise AppError(f"--open-pr: {exc.message}") from None
+    sink.note(f"pull request #{number} {action} from {options.open_pr} into {base}")
+
+
+def _read(path: Path) -> str | None:
+    from ci_budget.workspace.sources import read_source
+
+    try:
+        return read_source(path)
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -24,7 +24,7 @@ from ci_budget.sharding.model import PlanNumbers
 
 RISK_ORDER = ("ok", "near", "over")
 # where a changed file's measured p90 comes from: the history store (samples of `history add`,
-# or of `history import` of sglang-ci-stats runs), else sglang-ci-stats' model.json
+# or of sglang-ci-stats runs read by `history add`), else sglang-ci-stats' model.json
 MEASURED_FROM = ("ci-budget history", "sglang-ci-stats runs", "sglang-ci-stats model")
 
 

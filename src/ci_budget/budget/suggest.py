@@ -219,6 +219,16 @@ def from_model(
     return sorted(out, key=lambda s: (s.file, s.line, s.suite))
 
 
+def mark_updater(found: list[Suggestion], registrations, read: Callable[[str], str | None]) -> None:
+    """Say of each suggestion whether sglang's update_est_time.py text match would find its
+    registration (and why not), as `from_model` does for the model's."""
+    regs = {(r.file, r.suite, r.line): r for r in registrations}
+    for s in found:
+        reg = regs.get((s.file, s.suite, s.line))
+        if reg is not None:
+            s.updater, s.updater_missed = _updater_finds(reg, read(reg.file))
+
+
 def _updater_finds(reg: Registration, text: str | None) -> tuple[bool, str | None]:
     if text is None:
         return False, "the file could not be read"

@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
         use_case=("ci_budget.app.history", "show", "ShowOptions"),
     )
     _suggest(verbs)
+    _watch(verbs)
 
 
 def _suggest(verbs) -> None:
@@ -46,9 +47,34 @@ def _suggest(verbs) -> None:
         "suggest",
         help="suggest est_time values from measured history",
         description="Suggest est_time = p90 of passing runs x (1 + thresholds.margin), rounded "
-        "up to thresholds.round-to, where the change is at least 30 s and 30 %. --write "
-        "rewrites only the est_time literal in each test file.",
+        "up to thresholds.round-to (--rule sglang: the p90 itself, as sglang's "
+        "update_est_time.py), where the change is at least 30 s and 30 %. --write rewrites only "
+        "the est_time literal in each test file; --open-pr BRANCH also commits them on BRANCH, "
+        "pushes it and opens or updates one pull request with a table of old, new, measured "
+        "and why.",
         example="ci-budget history suggest --history ci-budget-history.json\n"
-        "ci-budget history suggest --suite base-b-test-1-gpu-large --write",
+        "ci-budget history suggest --suite base-b-test-1-gpu-large --write\n"
+        "ci-budget history suggest --rule sglang --open-pr ci-budget/est-time",
         use_case=("ci_budget.app.suggest", "suggest", "SuggestOptions"),
+        token="GitHub token for --open-pr (default: $GITHUB_TOKEN)",
+    )
+
+
+def _watch(verbs) -> None:
+    add_leaf(
+        verbs,
+        "watch",
+        help="watch suites' headroom, step changes and their commits, est_time vs p90",
+        description="Per suite: the slowest shard's wall in each run, its trend (Theil-Sen, 95 % "
+        "interval), the headroom against its timeout and when the trend crosses it. Per file: "
+        "sustained steps of >= 20 % and >= 30 s with the commits between the two runs that "
+        "touched the file, a module it imports, or CI (git log in --root); steps shared by "
+        "several files at one run boundary as one event. est_time against measured p90. "
+        "--format markdown is the body of one tracking issue; --post-issue opens it, or edits "
+        "it in place.",
+        example="ci-budget history watch sglang-ci-stats/runs --root sglang --format markdown\n"
+        "ci-budget history watch --history ci-budget-history.json --format json\n"
+        "ci-budget history watch sglang-ci-stats/runs --post-issue",
+        use_case=("ci_budget.app.watch", "watch", "WatchOptions"),
+        token="GitHub token for --post-issue (default: $GITHUB_TOKEN)",
     )

@@ -251,6 +251,58 @@ class GitHubClient:
     def edit(self, comment, text: str) -> None:
         self._shrinking(f"edit comment {comment.id}", comment.edit, text)
 
+    # --- pull requests from a branch of this repository (the est_time PR) ------------------------
+    def open_pull_from(self, branch: str, base: str):
+        """The open pull request from this repository's own `branch` (ci-budget's, which it
+        force-pushes) into `base`, or None; a fork's branch of the same name is not it."""
+        owner = self.repo_name.split("/")[0]
+
+        def fetch():
+            for pr in self._repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base):
+                raw = pr.raw_data["head"]
+                if (
+                    raw["ref"] == branch
+                    and (raw.get("repo") or {}).get("full_name") == self.repo_name
+                ):
+                    return pr
+            return None
+
+        return self._call(f"pull requests from {owner}:{branch}", fetch)
+
+    def create_pull(self, branch: str, base: str, title: str, body: str) -> int:
+        def send(text: str):
+            return self._repo.create_pull(title=title, body=text, head=branch, base=base)
+
+        return self._shrinking(f"pull request from {branch}", send, fit(body)).number
+
+    def edit_pull(self, pr, body: str) -> None:
+        self._shrinking(f"edit pull request #{pr.number}", lambda text: pr.edit(body=text), body)
+
+    # --- issues (the watch's one tracking issue) ------------------------------------------------
+    def our_issues(self, label: str, marker: str) -> list:
+        """Our open issues labelled `label` whose body's first line is `marker`, oldest first
+        (pull requests, which GitHub lists as issues too, left out)."""
+        me = self.identity()
+
+        def fetch() -> list:
+            found = self._repo.get_issues(state="open", labels=[label])
+            return [
+                i
+                for i in found
+                if i.pull_request is None and i.user.login == me and first_line(i.body) == marker
+            ]
+
+        return sorted(self._call(f"open issues labelled {label!r}", fetch), key=lambda i: i.number)
+
+    def create_issue(self, title: str, body: str, label: str) -> int:
+        def send(text: str):
+            return self._repo.create_issue(title=title, body=text, labels=[label])
+
+        return self._shrinking(f"issue {title!r}", send, fit(body)).number
+
+    def edit_issue(self, issue, body: str) -> None:
+        self._shrinking(f"edit issue #{issue.number}", lambda text: issue.edit(body=text), body)
+
     def delete(self, comment) -> None:
         try:
             self._call(f"delete duplicate comment {comment.id}", comment.delete, write=True)

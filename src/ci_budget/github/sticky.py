@@ -88,3 +88,29 @@ def _create_settled(client: GitHubClient, number: int, kind: str, text: str):
                 return survivor
             break  # the survivor vanished before our edit: create again
     raise GitHubError(f"the {kind} comment on #{number} kept vanishing right after it was created")
+
+
+def upsert_issue(client: GitHubClient, title: str, label: str, marker: str, body: str):
+    """Edit our one open `label` issue whose body starts with `marker` in place, or open it.
+    Returns (issue number, created / updated / unchanged). Duplicates a racing run left stay
+    open for a person to close; the oldest is the one edited."""
+    ours = client.our_issues(label, marker)
+    if not ours:
+        return client.create_issue(title, body, label), "created"
+    target = ours[0]
+    if target.body == body:
+        return target.number, "unchanged"
+    client.edit_issue(target, body)
+    return target.number, "updated"
+
+
+def upsert_pull(client: GitHubClient, branch: str, base: str, title: str, body: str):
+    """Edit our one open pull request from `branch` into `base` in place, or open it.
+    Returns (number, created / updated / unchanged)."""
+    pr = client.open_pull_from(branch, base)
+    if pr is None:
+        return client.create_pull(branch, base, title, body), "created"
+    if pr.body == body:
+        return pr.number, "unchanged"
+    client.edit_pull(pr, body)
+    return pr.number, "updated"

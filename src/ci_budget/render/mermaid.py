@@ -8,7 +8,9 @@ runs out of room, with a note saying so.
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ci_budget.models import Report
@@ -98,11 +100,15 @@ def shard_gantt(s: SuiteImpact) -> str | None:
 
 
 def _dates(points: list[TrendPoint]) -> list[str]:
+    return _day_labels([p.date for p in points])
+
+
+def _day_labels(dates: list[datetime | None]) -> list[str]:
     """x-axis labels, unique (a categorical axis merges equal ones): month-day (hour:minute
     when every run is of one day; UTC), else the run's number."""
-    days = {p.date.date() for p in points if p.date}
+    days = {d.date() for d in dates if d}
     when = "%H:%M" if len(days) == 1 else "%m-%d"  # one day's runs by their time
-    names = [f"{p.date:{when}}" if p.date else f"run {i}" for i, p in enumerate(points, 1)]
+    names = [f"{d:{when}}" if d else f"run {i}" for i, d in enumerate(dates, 1)]
     seen: dict[str, int] = {}
     out = []
     for name in names:
@@ -162,3 +168,22 @@ def run_chart(report: Report) -> str | None:
             "    line [" + ", ".join("100" for _ in chosen) + "]",
         ]
     )
+
+
+def headroom_chart(suite: str, runs: list[tuple[datetime | None, float]], timeout: float):
+    """A suite's headroom over time: timeout minus its slowest shard's wall in each run (bars),
+    the last `MAX_POINTS` runs, with zero (the timeout) as the axis floor's line."""
+    runs = runs[-MAX_POINTS:]
+    if not runs:
+        return None
+    room = [(timeout - w) / 60 for _, w in runs]
+    low, high = min(0.0, *room), max(1.0, *room)
+    lines = [
+        "xychart-beta",
+        f'    title "{label(suite, 48)}: headroom to the {timeout / 60:g} min timeout, min"',
+        "    x-axis [" + ", ".join(f'"{d}"' for d in _day_labels([d for d, _ in runs])) + "]",
+        f'    y-axis "minutes" {math.floor(low)} --> {math.ceil(high * 1.1)}',
+        "    bar [" + ", ".join(f"{r:.1f}" for r in room) + "]",
+        "    line [" + ", ".join("0" for _ in room) + "]",
+    ]
+    return block(lines)

@@ -60,3 +60,46 @@ def registrations_at(
     return merge(
         scan_source(data, rel, config) for rel, data in sorted(blobs.items())
     ).registrations
+
+
+def range_log(root: Path, before: str, after: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """The commits in `before..after` (first-parent order, newest first), each as (sha, subject,
+    paths it touched); None when the checkout lacks either commit or either is not a SHA."""
+    if not (SHA.fullmatch(before) and SHA.fullmatch(after)):
+        return None
+    if not (_has_commit(root, before) and _has_commit(root, after)):
+        return None
+    out = git(root, "log", "--no-renames", "--format=%x01%H%x00%s", "--name-only",
+              f"{before}..{after}", what="git log").decode("utf-8", "replace")  # fmt: skip
+    commits = []
+    for entry in out.split("\x01")[1:]:
+        head, _, rest = entry.partition("\n")
+        sha, _, subject = head.partition("\x00")
+        paths = tuple(p for p in rest.splitlines() if p.strip())
+        commits.append((sha, subject, paths))
+    return commits
+
+
+BOT = {
+    "GIT_AUTHOR_NAME": "github-actions[bot]",
+    "GIT_AUTHOR_EMAIL": "41898282+github-actions[bot]@users.noreply.github.com",
+}
+BOT |= {
+    "GIT_COMMITTER_NAME": BOT["GIT_AUTHOR_NAME"],
+    "GIT_COMMITTER_EMAIL": BOT["GIT_AUTHOR_EMAIL"],
+}
+
+
+def push_branch(root: Path, branch: str, paths: list[str], message: str) -> bool:
+    """Commit `paths` (their changes in the work tree) on `branch`, made afresh from HEAD, and
+    force-push it to origin (the branch is ci-budget's own: rewritten every time). False, and
+    nothing done, when none of them changed."""
+    if not git(root, "status", "--porcelain", "--", *paths).strip():
+        return False
+    env = {**os.environ, **BOT}
+    git(root, "checkout", "-q", "-B", branch)
+    git(root, "add", "--", *paths)
+    git(root, "commit", "-q", "--no-verify", "-m", message, env=env)
+    git(root, "push", "-q", "--force", "origin", f"HEAD:refs/heads/{branch}", env=env,
+        timeout=300, what=f"git push {branch}")  # fmt: skip
+    return True
