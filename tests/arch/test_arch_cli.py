@@ -125,7 +125,7 @@ def test_arch_table_write_keeps_every_byte_it_does_not_change(tmp_path, capsys):
         (root / REL).write_bytes(lf.replace(b"\n", ending))
         (root / REL).chmod(0o750)
         res = results(tmp_path / name, "sm90", {"TestKLLazy::test_prefill_cache_hit": 7.25e-06})
-        argv = ["arch-table", "--root", str(root), str(root / REL), "--fill-from", str(res)]
+        argv = ["guard", "fill", "--root", str(root), str(root / REL), "--fill-from", str(res)]
         assert main(argv + ["--reverted", "--write"]) == 0
         written[name] = (root / REL).read_bytes()
         assert (root / REL).stat().st_mode & 0o777 == 0o750  # replaced whole, mode kept
