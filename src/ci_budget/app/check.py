@@ -32,7 +32,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
     """Exit 2 when a file or table cannot be read; else 1 with `fail_on_flags` when a row is
     unverified or silent on its CI arch."""
     from ci_budget.app.fill import given_arch
-    from ci_budget.arch.flags import SILENT, UNVERIFIED
+    from ci_budget.arch.docstrings import SILENT, UNVERIFIED
     from ci_budget.workspace.guards import guard_files
 
     sink = sink or Sink(settings)

@@ -204,7 +204,7 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.arch.flags import arch_mismatch
+    from ci_budget.arch.docstrings import arch_mismatch
     from ci_budget.arch.match import attach_measured
     from ci_budget.workspace.guards import guard_files
     from ci_budget.workspace.sources import inside
