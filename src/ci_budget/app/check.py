@@ -95,7 +95,7 @@ def _groups(settings, options: CheckOptions, arch: str | None):
 
 
 def _table(rows) -> str:
-    from ci_budget.render.table import aligned_text
+    from ci_budget.render.blocks import aligned_text
 
     if not rows:
         return "no measured tables found\n"

@@ -158,7 +158,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
 
 def _blob(settings, runs) -> str | None:
     """Where the files' lines are on GitHub: the commit the runs ran on (one commit only)."""
-    from ci_budget.render.paths import blob_base
+    from ci_budget.render.blocks import blob_base
 
     commits = {run.meta.commit for run in runs if run.meta.commit}
     commit = commits.pop() if len(commits) == 1 else None

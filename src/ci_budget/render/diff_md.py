@@ -1,6 +1,6 @@
 """Markdown of the static budget report: the `budget` sticky comment. Pure.
 
-GitHub rejects comments over 65,536 characters: long tables are cut by `fit` with a note, the
+GitHub rejects comments over 65,536 characters: long tables are cut by `blocks` with a note, the
 last one first, so the summary lines at the top always fit. Paths, suite names, reasons and
 table cells come from the PR's files and go through `escape`.
 """
@@ -11,13 +11,20 @@ from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import below_p90, static_verdict
 from ci_budget.render import mermaid
+from ci_budget.render.blocks import (
+    COMMENT_LIMIT,
+    Part,
+    file_cell,
+    fit_parts,
+    join,
+    md_head,
+    md_row,
+    short_names,
+)
 from ci_budget.render.escape import code, md
-from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
-from ci_budget.render.paths import file_cell, short_names
-from ci_budget.render.run_folds import FOLD_END, fold
+from ci_budget.render.run_md import FOLD_END, fold
 from ci_budget.render.sticky import marker_for
-from ci_budget.render.table import md_head, md_row
-from ci_budget.render.verdict import Words, context, headline
+from ci_budget.render.words import Words, context, headline
 from ci_budget.units import pct, secs
 
 MARKER = marker_for("budget")

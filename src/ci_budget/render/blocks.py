@@ -1,20 +1,35 @@
-"""The one size-fitter: markdown that always fits a limit (65,536 characters for a PR comment).
+"""The building blocks every report shares: the one size-fitter, the one table formatter, and
+file names for a narrow column. Pure.
 
-A document is a fixed top and a list of `Part`s (a title, then items such as table rows). Every
-part is rendered once and measured; parts are cut in priority order, lowest first and, among
-equals, the one further down first, keeping a prefix of each cut part and a note saying how many
-items were dropped. Parts of priority `NEVER` are not cut. Linear in the number of items.
-A part may leave items unrendered (`unshown`) once those it has are over the limit by themselves:
-it is cut then whatever else happens, to a prefix of what it has, so the result is the same.
-`cut` is the last resort for any text: a hard cut with a note, still within the limit.
+Fitting: markdown that always fits a limit (65,536 characters for a PR comment). A document is a
+fixed top and a list of `Part`s (a title, then items such as table rows). Every part is rendered
+once and measured; parts are cut in priority order, lowest first and, among equals, the one
+further down first, keeping a prefix of each cut part and a note saying how many items were
+dropped. Parts of priority `NEVER` are not cut. Linear in the number of items. A part may leave
+items unrendered (`unshown`) once those it has are over the limit by themselves: it is cut then
+whatever else happens, to a prefix of what it has, so the result is the same. `cut` is the last
+resort for any text: a hard cut with a note, still within the limit.
+
+Tables: aligned plain-text columns for terminals, and markdown table rows. Cells are escaped by
+the caller's choice of `escape` function; this only lays them out.
+
+File names: the shortest tail of the path that tells it apart from the other files of the same
+report, linked to its line on the commit that ran (the full path stays in the link).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
+from urllib.parse import quote
+
+from ci_budget.render.escape import code, plain
+
+# Fitting to a limit
 
 COMMENT_LIMIT = 65_536  # GitHub: "Body is too long (maximum is 65536 characters)"
 NEVER = 99  # priority of parts that are never cut
@@ -139,3 +154,88 @@ def cut(text: str, limit: int, note: str = CUT_NOTE) -> str:
     if limit <= len(note):
         return text[:limit]
     return text[: limit - len(note)] + note
+
+
+# Tables
+
+
+def aligned(
+    rows: Iterable[Sequence[object]], right: Iterable[int] = (), indent: str = "", gap: str = "  "
+) -> list[str]:
+    """Rows as lines with columns padded to the widest cell; `right`: right-aligned columns.
+    Cells are made single-line, so a newline in data cannot shift the columns."""
+    table = [[plain(c) for c in row] for row in rows]
+    if not table:
+        return []
+    right = set(right)
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    out = []
+    for row in table:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append((indent + gap.join(cells)).rstrip())
+    return out
+
+
+def aligned_text(rows: Iterable[Sequence[object]], right: Iterable[int] = ()) -> str:
+    """`aligned` joined into text with a final newline ("" for no rows)."""
+    lines = aligned(rows, right)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def md_head(columns: Sequence[str], right: Iterable[int] = ()) -> str:
+    """A markdown table header (trusted column names) with its alignment row."""
+    right = set(right)
+    rule = ["--:" if i in right else "---" for i in range(len(columns))]
+    return md_row(columns) + "|" + "|".join(rule) + "|\n"
+
+
+def md_row(cells: Sequence[str]) -> str:
+    """One markdown table row of already escaped cells (see `escape.md` / `escape.code`)."""
+    return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|\n"
+
+
+# File names
+
+_SHA = re.compile(r"[0-9a-f]{7,64}")
+
+
+def short_names(paths: Iterable[str]) -> dict[str, str]:
+    """path -> its last components, as few as make it unique among `paths`."""
+    paths = sorted(set(paths))
+    parts = {p: p.split("/") for p in paths}
+    # How many paths end in each tail: one pass per tail length, not a pass per pair.
+    tails: Counter[tuple[str, ...]] = Counter()
+    for p in paths:
+        for n in range(1, len(parts[p]) + 1):
+            tails[tuple(parts[p][-n:])] += 1
+    out: dict[str, str] = {}
+    for p in paths:
+        for n in range(1, len(parts[p]) + 1):
+            tail = tuple(parts[p][-n:])
+            if tails[tail] == 1:
+                out[p] = "/".join(tail)
+                break
+        else:
+            out[p] = p
+    return out
+
+
+def blob_base(server_url: str | None, repository: str | None, commit: str | None) -> str | None:
+    """`https://github.com/OWNER/REPO/blob/SHA` when all three are known and well formed."""
+    if not (server_url and repository and commit) or not _SHA.fullmatch(commit):
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        return None
+    return f"{server_url.rstrip('/')}/{repository}/blob/{commit}"
+
+
+def file_cell(path: str, line: int, short: str, blob: str | None) -> str:
+    """The short name as code, linked to `path` at `line` when the commit is known. The path
+    comes from a PR: percent-encoded into the URL, escaped as the link text."""
+    text = code(short)
+    if not blob or not line:
+        return text
+    return f"[{text}]({blob}/{quote(path, safe='/')}#L{line})"
