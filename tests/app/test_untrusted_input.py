@@ -129,7 +129,7 @@ def test_deep_json_is_one_line(tmp_path, capsys):
     assert [e.file for e in timings.entries] == [f"{REG}/test_good.py"]
     [problem] = timings.problems
     assert problem.line == 2 and "not JSON (nested too deeply)" in problem.message
-    from ci_budget.results.reportlog import parse_reportlog
+    from ci_budget.results.timings import parse_reportlog
 
     lines = ['{"$report_type": ' + "[" * 100_000 + "]" * 100_000 + "}", "{}"]
     assert parse_reportlog(lines, source="r.jsonl", strict=False).problems == [
