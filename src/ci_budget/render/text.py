@@ -17,7 +17,6 @@ from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import run_verdict, static_verdict
 from ci_budget.models import BudgetLine, Registration, Report
 from ci_budget.render.blocks import aligned
-from ci_budget.render.diff_md import _gpu, _history_text, measured_words
 from ci_budget.render.escape import plain
 from ci_budget.render.words import (
     STATUS_WORD,
@@ -29,11 +28,13 @@ from ci_budget.render.words import (
     budget,
     context,
     counts_line,
+    gpu_delta,
     headline,
+    history_note,
+    measured_words,
     run_line,
     suggestion_text,
 )
-from ci_budget.render.words import headline as verdict_line
 from ci_budget.units import pct, secs
 
 # The registry and the run report
@@ -162,7 +163,7 @@ def terminal(report: Report, classes: str = "all") -> str:
     """The report as aligned plain text (no size limit: a terminal scrolls). `classes` says
     whose per-class breakdown is shown (`CLASSES`)."""
     title = f"{plain(report.title)} ({plain(report.kind)})"
-    out = [verdict_line(run_verdict(report), Words(name=plain, text=plain), title, mark=WORD)]
+    out = [headline(run_verdict(report), Words(name=plain, text=plain), title, mark=WORD)]
     if report.lines:
         out.append(plain(counts_line(report)))
     if run_line(report):
@@ -228,7 +229,7 @@ def _suite(s: SuiteImpact) -> list[str]:
     makespan = f"{secs(s.makespan_before)} → {secs(s.makespan_after)} of {s.timeout_s / 60:g} min"
     est = f"{secs(s.est_before)} → {secs(s.est_after)}"
     risk = s.risk if pr_risk(s) == s.risk else f"{s.risk}, not made worse"
-    return [risk, used, makespan, est, shards, _gpu(s.gpu_seconds_delta), s.suite]
+    return [risk, used, makespan, est, shards, gpu_delta(s.gpu_seconds_delta), s.suite]
 
 
 def diff_terminal(report: StaticReport) -> str:
@@ -242,7 +243,7 @@ def diff_terminal(report: StaticReport) -> str:
         out.append(
             f"est_time changes vs {plain(base)}: {len(report.changes)} registration change(s); "
             f"budget {secs(report.est_delta, '+')} per run; GPU cost "
-            f"{_gpu(report.gpu_seconds_delta)} per run"
+            f"{gpu_delta(report.gpu_seconds_delta)} per run"
         )
     if told := context(v, w):
         out.append(told)
@@ -273,7 +274,7 @@ def diff_terminal(report: StaticReport) -> str:
         ]
         out += ["", *aligned([("CHANGE", "MEASURED, HEADROOM", "WHAT", "SUITE", "FILE"), *rows])]
     if report.history:
-        rows = [(_history_text(n), n.suite, n.file) for n in report.history]
+        rows = [(history_note(n), n.suite, n.file) for n in report.history]
         out += [
             "",
             "Measured history:",

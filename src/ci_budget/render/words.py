@@ -14,10 +14,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ci_budget.budget.diff import Change
 from ci_budget.budget.status import STATUS_ORDER
 from ci_budget.budget.verdict import Finding, Verdict
 from ci_budget.models import BudgetLine, Report
-from ci_budget.units import secs
+from ci_budget.units import pct, secs
 
 # Words and one-line summaries
 
@@ -229,3 +230,50 @@ def context(v: Verdict, w: Words) -> str:
             names = f" ({_names(f, w)})" if f.count <= NAMES else ""
             parts.append(f"{f.count:,} {rows} already {f.kind} on {arch} at the base{names}")
     return ("Not this PR's doing: " + "; ".join(parts) + ".") if parts else ""
+
+
+# A PR's budget changes in words
+
+
+def gpu_delta(gpu_seconds: float | None) -> str:
+    """A change in GPU time per run, in GPU-seconds and GPU-minutes."""
+    if gpu_seconds is None:
+        return "?"
+    return f"{gpu_seconds:+,.0f} GPU·s ({gpu_seconds / 60:+,.1f} GPU·min)"
+
+
+def measured_words(c: Change, given: str, strong=str) -> str:
+    """What the file measures (p90, runs, source) and the new est_time's headroom over it:
+    `17% headroom over p90 655s (12 runs, ci-budget history)`, or how far below it the budget
+    is. `given`: the report's `predicted_from` (what measured data there was); `strong`:
+    how the verdict's number is emphasised."""
+    if c.est_after is None:
+        return ""
+    if c.p90 is None or c.headroom is None:
+        gaps = {"history": "no passing runs in the history", "model": "no entry in the model"}
+        if given == "est_time":
+            return "not measured (no --history or --partition-model given)"
+        return "not measured: " + ", ".join(gaps[g] for g in given.split("+"))
+    runs = f"{c.n:,} run{'s' if c.n != 1 else ''}, " if c.n else ""
+    where = f"p90 {secs(c.p90)} ({runs}{c.measured_from})"
+    if c.under_p90:
+        return f"⚠️ {strong(pct(-c.headroom) + ' below')} {where}"
+    return f"{strong(pct(c.headroom) + ' headroom')} over {where}"
+
+
+def history_note(note) -> str:
+    """A file's history in one line: its budget, measured p90, timeouts and failures."""
+    st = note.stats
+    parts = []
+    if note.est_time is not None:
+        parts.append(f"{secs(note.est_time)} budget")
+    if st.n:
+        parts.append(
+            f"p90 measured {secs(st.p90)} over the last {st.n} passing run(s) "
+            f"(p50 {secs(st.p50)}, max {secs(st.max)})"
+        )
+    if st.timeouts:
+        parts.append(f"{st.timeouts} timeout(s), at least {secs(st.timeout_lower_bound)}")
+    if st.failed:
+        parts.append(f"{st.failed} failed")
+    return ", ".join(parts) or "no passing runs"
