@@ -16,7 +16,7 @@ from ci_budget.arch.table import parse_tables
 from ci_budget.config import Config
 from ci_budget.models import ArchCell, ArchRow, Problem, RunMeta
 
-# Tables in docstrings
+# ==== Tables in docstrings ====================================================================
 
 
 def parse_python(source: str, rel: str) -> tuple[ast.Module | None, list[Problem]]:
@@ -147,7 +147,7 @@ def _cell(row, col: int) -> ArchCell:
     return parse_cell(row.cells[col][2]) or ArchCell(raw=row.cells[col][2], na=True)
 
 
-# Flags on rows
+# ==== Flags on rows ===========================================================================
 
 UNVERIFIED = "unverified on CI arch"
 SILENT = "silent on CI arch"

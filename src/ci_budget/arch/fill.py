@@ -26,7 +26,7 @@ from ci_budget.arch.layout import (
 from ci_budget.arch.table import parse_fixed_block, parse_tables
 from ci_budget.models import ArchRow, Problem
 
-# One value into an existing table
+# ==== One value into an existing table ========================================================
 
 
 def _shape(table: Table, skip: tuple[int, int] | set[tuple[int, int]] | None = None):
@@ -173,7 +173,7 @@ def _shift(table: Table, seg, left: int, k: int) -> int:
     return (lo + hi) // 2 if lo <= hi else k // 2
 
 
-# A file's values
+# ==== A file's values =========================================================================
 
 
 def _target_columns(table: Table, kind: str, arch: str) -> list[int]:

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ci_budget.models import ArchCell
 
-# Words: cell values, architecture names, atoms
+# ==== Words: cell values, architecture names, atoms ===========================================
 
 NA_WORDS = frozenset({"n/a", "na", "-", "\u2014", "\u2013"})
 _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
@@ -120,7 +120,7 @@ def chunks(items: list[Atom]) -> list[list[Atom]]:
     return out
 
 
-# The parsed shape: columns, rows, problems
+# ==== The parsed shape: columns, rows, problems ===============================================
 
 REVERTED, FIXED, LABEL, OTHER = "reverted", "fixed", "label", "other"
 # Column-group vocabulary. Checked on a column's own header text before any spanning label.

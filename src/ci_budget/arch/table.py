@@ -38,7 +38,7 @@ from ci_budget.arch.layout import (
     words,
 )
 
-# Both layouts
+# ==== Both layouts ============================================================================
 
 
 def _blocks(lines: list[str]):
@@ -73,7 +73,7 @@ def parse_tables(text: str, arch_map: dict[str, str]) -> list[Table]:
     return tables
 
 
-# Fixed-width tables
+# ==== Fixed-width tables ======================================================================
 
 
 def parse_fixed_block(lines: list[str], lo: int, hi: int, arch_map: dict[str, str]) -> Table | None:
@@ -248,7 +248,7 @@ def _split_labels(label_chunks: list[list[Atom]]) -> tuple[str | None, str]:
     return None, parts[0] if parts else ""
 
 
-# Markdown tables
+# ==== Markdown tables =========================================================================
 
 _MD_SEP_RE = re.compile(r":?-+:?\Z")
 CASE_NAMES = ("case", "test", "name")

@@ -30,7 +30,7 @@ from ci_budget.models import Registration
 from ci_budget.registry.parse import scan_source
 from ci_budget.sharding.model import PartitionModel
 
-# The suggestion rule and the rewrite
+# ==== The suggestion rule and the rewrite =====================================================
 
 if TYPE_CHECKING:  # a type only: reading budgets needs no history
     from ci_budget.history.model import History
@@ -256,7 +256,7 @@ def _updater_finds(reg: Registration, text: str | None) -> tuple[bool, str | Non
     return False, missed_because(call, segment)
 
 
-# What sglang's updater can rewrite
+# ==== What sglang's updater can rewrite =======================================================
 
 BACKENDS = ("cuda", "cpu")  # the ones sglang-ci-stats measures and the updater rewrites
 

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from ci_budget.render.escape import code, plain
 
-# Fitting to a limit
+# ==== Fitting to a limit ======================================================================
 
 COMMENT_LIMIT = 65_536  # GitHub: "Body is too long (maximum is 65536 characters)"
 NEVER = 99  # priority of parts that are never cut
@@ -156,7 +156,7 @@ def cut(text: str, limit: int, note: str = CUT_NOTE) -> str:
     return text[: limit - len(note)] + note
 
 
-# Tables
+# ==== Tables ==================================================================================
 
 
 def aligned(
@@ -197,7 +197,7 @@ def md_row(cells: Sequence[str]) -> str:
     return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|\n"
 
 
-# File names
+# ==== File names ==============================================================================
 
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 

@@ -27,7 +27,7 @@ from ci_budget.render.blocks import (
 from ci_budget.render.escape import code, md, plain
 from ci_budget.units import secs
 
-# history show
+# ==== history show ============================================================================
 
 COLUMNS = ["p90", "p50", "max", "passed", "runs", "timeouts", "failed", "file", "suite"]
 
@@ -129,7 +129,7 @@ def est_time_pr(found, left, rule: str, limit: int = COMMENT_LIMIT) -> str:
     return join(top, parts, limit)
 
 
-# history watch
+# ==== history watch ===========================================================================
 
 MARKER = "<!-- ci-budget-watch -->"  # the tracking issue's marker: one issue, edited in place
 MAX_COMMITS = 5  # commits listed per step

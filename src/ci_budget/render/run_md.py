@@ -48,7 +48,7 @@ from ci_budget.render.words import (
 )
 from ci_budget.units import pct, secs
 
-# The report
+# ==== The report ==============================================================================
 
 ACTION_ROWS = 10  # files that need action, shown above the suite totals
 GUARD_ROWS = 4  # flagged guard rows shown there
@@ -254,7 +254,7 @@ def markdown(report: Report, limit: int = COMMENT_LIMIT, blob: str | None = None
     return join(top, parts, limit)
 
 
-# The folded part
+# ==== The folded part =========================================================================
 
 BY_SUITE = 30  # a folded group of more files than this is folded again per suite
 # Folded groups below the suite totals: heading, rows priority, noun for the note.

@@ -37,7 +37,7 @@ from ci_budget.render.words import (
 )
 from ci_budget.units import pct, secs
 
-# The registry and the run report
+# ==== The registry and the run report =========================================================
 
 
 def _suite_lines(suite: str, group: list[Registration]) -> list[str]:
@@ -192,7 +192,7 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield "]" + (", " + rest[1:] if rest != "{}" else "}") + "\n"
 
 
-# The static budget report
+# ==== The static budget report ================================================================
 
 _WHAT = {
     "est_time": "est_time",

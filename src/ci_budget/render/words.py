@@ -20,7 +20,7 @@ from ci_budget.budget.verdict import Finding, Verdict
 from ci_budget.models import BudgetLine, Report
 from ci_budget.units import pct, secs
 
-# Words and one-line summaries
+# ==== Words and one-line summaries ============================================================
 
 # status: (word in tables, emoji, word in the headline); the order is `STATUS_ORDER`.
 _LOOK = {
@@ -142,7 +142,7 @@ def arch_cells(row) -> str:
     return "; ".join(parts)
 
 
-# The verdict in words
+# ==== The verdict in words ====================================================================
 
 ICON = {"ok": "✅", "warn": "⚠️", "fail": "🛑"}
 WORD = {"ok": "OK", "warn": "WARNING", "fail": "FAILING"}  # a terminal's marks
@@ -232,7 +232,7 @@ def context(v: Verdict, w: Words) -> str:
     return ("Not this PR's doing: " + "; ".join(parts) + ".") if parts else ""
 
 
-# A PR's budget changes in words
+# ==== A PR's budget changes in words ==========================================================
 
 
 def gpu_delta(gpu_seconds: float | None) -> str:

@@ -33,7 +33,7 @@ from ci_budget.results.phases import (
 START_MARKER = "CiBudgetTestStart"  # written by ci_budget.runner.pytest_progress at logstart
 
 
-# One test's phases as they arrive, grouped by class
+# ==== One test's phases as they arrive, grouped by class ======================================
 
 
 class TestPhases:
@@ -76,7 +76,7 @@ def _classes(tests: Iterable[TestPhases]) -> list[ClassTiming]:
     return class_timings(groups)
 
 
-# pytest-json-report: a file that finished
+# ==== pytest-json-report: a file that finished ================================================
 
 
 def json_phases(i: int, item: Any) -> TestPhases:
@@ -142,7 +142,7 @@ def file_results_from_json_report(data: dict) -> list[FileResult]:
     return results
 
 
-# The reportlog stream: a file killed mid-run
+# ==== The reportlog stream: a file killed mid-run =============================================
 
 
 def _reportlog_message(longrepr: Any) -> str | None:
