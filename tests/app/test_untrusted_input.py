@@ -129,7 +129,7 @@ def test_deep_json_is_one_line(tmp_path, capsys):
     assert [e.file for e in timings.entries] == [f"{REG}/test_good.py"]
     [problem] = timings.problems
     assert problem.line == 2 and "not JSON (nested too deeply)" in problem.message
-    from ci_budget.results.reportlog import parse_reportlog
+    from ci_budget.results.timings import parse_reportlog
 
     lines = ['{"$report_type": ' + "[" * 100_000 + "]" * 100_000 + "}", "{}"]
     assert parse_reportlog(lines, source="r.jsonl", strict=False).problems == [
@@ -209,7 +209,7 @@ def test_a_hex_revert_ref_is_the_commit_even_beside_a_file_of_that_name(tmp_path
 def test_guard_refill_parses_each_table_a_fixed_number_of_times(monkeypatch):
     """Filling k values into an n-row table reads the table O(1) times, not once per value
     (10 values in 20,000 rows took 28.5 s that way)."""
-    import ci_budget.arch.fixed as fixed
+    import ci_budget.arch.table as fixed
     from ci_budget.arch.fill import fill_values
     from ci_budget.config import Config
     from ci_budget.models import GuardValue

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.arch.docstrings import parse_source
-from ci_budget.arch.flags import (
+from ci_budget.arch.docstrings import (
     FIXED_NONZERO,
     NO_COLUMN,
     SILENT,
@@ -15,10 +14,11 @@ from ci_budget.arch.flags import (
     UNVERIFIED,
     arch_mismatch,
     flag_rows,
+    parse_source,
     prose_arch,
 )
+from ci_budget.arch.layout import normalize_arch, parse_cell
 from ci_budget.arch.match import attach_measured, match_row
-from ci_budget.arch.names import normalize_arch, parse_cell
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchRow,

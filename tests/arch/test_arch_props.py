@@ -9,9 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ci_budget.arch.docstrings import parse_source
-from ci_budget.arch.edit import set_cell
-from ci_budget.arch.layout import FIXED, REVERTED, ArchTableError
-from ci_budget.arch.names import NA_WORDS
+from ci_budget.arch.fill import set_cell
+from ci_budget.arch.layout import FIXED, NA_WORDS, REVERTED, ArchTableError
 from ci_budget.arch.table import parse_tables
 from ci_budget.config import Config
 

@@ -16,7 +16,7 @@ from ci_budget.config import Config
 from ci_budget.history.model import Stats
 from ci_budget.models import ArchCell, ArchRow, FileResult, Problem, RunResults
 from ci_budget.render.escape import code, md, plain
-from ci_budget.render.verdict import Words, context, headline
+from ci_budget.render.words import Words, context, headline
 from tests.budget.test_static import _cli, _history, _reg
 
 SUITE = "base-b-test-1-gpu-large"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ci_budget.models import ClassTiming
-from ci_budget.results.reportlog import parse_reportlog
+from ci_budget.results.timings import parse_reportlog
 
 
 def classes_from_reportlog(lines: Iterable[str]) -> list[ClassTiming]:

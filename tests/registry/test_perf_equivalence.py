@@ -60,12 +60,12 @@ def test_markdown_of_a_large_run_equals_rendering_every_detail(monkeypatch):
     from ci_budget.budget.status import build_report
     from ci_budget.config import Config
     from ci_budget.models import RunMeta, RunResults
-    from ci_budget.render import run_folds, run_md
+    from ci_budget.render import run_md
 
     files = file_results_from_json_report(json_report(6_000, 300))
     runs = [RunResults(meta=RunMeta(mode="pytest"), files=files)]
     report = build_report(registrations_for([_path(i) for i in range(300)]), runs, Config())
-    real, unshown = run_folds.rendered_until, []
+    real, unshown = run_md.rendered_until, []
 
     def capped(render, todo, limit):
         shown, left = real(render, todo, limit)
@@ -77,11 +77,11 @@ def test_markdown_of_a_large_run_equals_rendering_every_detail(monkeypatch):
 
     left_out = []  # items left unrendered, per comment
     for limit in (2_000, 20_000, 65_536):  # small limits cut other parts first, or these
-        monkeypatch.setattr(run_folds, "rendered_until", capped)
+        monkeypatch.setattr(run_md, "rendered_until", capped)
         unshown.clear()
         text = run_md.markdown(report, limit=limit)
         left_out.append(sum(unshown))
-        monkeypatch.setattr(run_folds, "rendered_until", render_all)
+        monkeypatch.setattr(run_md, "rendered_until", render_all)
         assert run_md.markdown(report, limit=limit) == text
         assert "per-class breakdowns not shown" in text
     assert min(left_out) > 0  # it stopped early at every limit
@@ -91,7 +91,7 @@ def test_parts_with_unrendered_items_fit_like_fully_rendered_ones():
     """A part that stops rendering once over the limit is cut exactly as the whole part is."""
     import random
 
-    from ci_budget.render.fit import Part, fit_parts, join, rendered_until
+    from ci_budget.render.blocks import Part, fit_parts, join, rendered_until
 
     rnd = random.Random(3)
     for _ in range(300):
@@ -160,7 +160,7 @@ def test_class_walk_meets_the_classes_ast_walk_meets_in_its_order():
 
 
 def test_a_part_never_cut_cannot_leave_items_unrendered():
-    from ci_budget.render.fit import NEVER, Part
+    from ci_budget.render.blocks import NEVER, Part
 
     with pytest.raises(ValueError, match="never cut"):
         Part("t", "", ["x"], priority=NEVER, unshown=3)

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import comment_page  # noqa: E402
 
 from ci_budget.render import diff_md, run_md  # noqa: E402
-from ci_budget.render.paths import short_names  # noqa: E402
+from ci_budget.render.blocks import short_names  # noqa: E402
 from tests.render.test_mermaid import _run_report, _static_report  # noqa: E402
 
 ESSENTIAL = {

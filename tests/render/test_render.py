@@ -239,7 +239,7 @@ def test_scan_command_prints_the_table(tmp_path):
 
 
 def test_a_folded_part_cut_to_nothing_still_closes_its_fold():
-    from ci_budget.render.fit import Part, fit_parts, join
+    from ci_budget.render.blocks import Part, fit_parts, join
 
     rows = [f"| row {i} |\n" for i in range(100)]
     folded = Part("\n<details><summary>ok</summary>\n\n", "| a |\n|---|\n", rows, priority=1,

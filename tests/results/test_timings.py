@@ -6,10 +6,11 @@ from helpers.reportlog import classes_from_reportlog
 
 from ci_budget.models import FileResult
 from ci_budget.results.phases import ReportError, class_of, normalise_properties, split_nodeid
-from ci_budget.results.reportlog import charge_in_flight, parse_reportlog
 from ci_budget.results.timings import (
+    charge_in_flight,
     classes_from_json_report,
     file_results_from_json_report,
+    parse_reportlog,
     unattributed,
 )
 

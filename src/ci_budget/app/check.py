@@ -32,7 +32,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
     """Exit 2 when a file or table cannot be read; else 1 with `fail_on_flags` when a row is
     unverified or silent on its CI arch."""
     from ci_budget.app.fill import given_arch
-    from ci_budget.arch.flags import SILENT, UNVERIFIED
+    from ci_budget.arch.docstrings import SILENT, UNVERIFIED
     from ci_budget.workspace.guards import guard_files
 
     sink = sink or Sink(settings)
@@ -95,7 +95,7 @@ def _groups(settings, options: CheckOptions, arch: str | None):
 
 
 def _table(rows) -> str:
-    from ci_budget.render.table import aligned_text
+    from ci_budget.render.blocks import aligned_text
 
     if not rows:
         return "no measured tables found\n"

@@ -53,7 +53,7 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
 
     sink = sink or Sink(settings)
     report = build(settings, options, sink)
-    from ci_budget.render.paths import blob_base
+    from ci_budget.render.blocks import blob_base
 
     env = settings.env
     md = markdown(report, blob=blob_base(env.server_url, env.repository, env.sha))
@@ -61,9 +61,9 @@ def diff(settings, options: DiffOptions, sink: Sink | None = None) -> int:
     sink.report_files(options.out, md, as_json)
     fmt = options.format or ("text" if sink.isatty() else "markdown")
     if fmt == "text":
-        from ci_budget.render.diff_text import terminal
+        from ci_budget.render.text import diff_terminal
 
-        text = terminal(report)
+        text = diff_terminal(report)
     else:
         text = as_json if fmt == "json" else md
     sink.report(text, options.out, explicit=options.format is not None, wrap=fmt != "json")

@@ -110,7 +110,7 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
 
 def given_arch(given: str | None, amap) -> str | None:
     """--arch as an architecture (None when not given)."""
-    from ci_budget.arch.names import normalize_arch
+    from ci_budget.arch.layout import normalize_arch
 
     if not given:
         return None
@@ -122,7 +122,7 @@ def given_arch(given: str | None, amap) -> str | None:
 
 def detected_arch(results, amap) -> str:
     """The one architecture the results' GPUs name."""
-    from ci_budget.arch.names import normalize_arch
+    from ci_budget.arch.layout import normalize_arch
 
     named = (normalize_arch(r.meta.gpu.arch or "", amap) for r in results if r.meta.gpu)
     found = {arch for arch in named if arch is not None}

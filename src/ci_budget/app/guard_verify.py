@@ -28,11 +28,17 @@ from ci_budget.app.sandboxing import (
     sandbox_policy,
 )
 from ci_budget.app.sink import Sink
-from ci_budget.arch.docstrings import class_names, parse_source
+from ci_budget.arch.docstrings import (
+    SILENT,
+    SILENT_ALL,
+    UNVERIFIED,
+    class_names,
+    flag_rows,
+    parse_source,
+)
 from ci_budget.arch.fill import fill_values
-from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows
+from ci_budget.arch.layout import normalize_arch
 from ci_budget.arch.match import attach_measured
-from ci_budget.arch.names import normalize_arch
 from ci_budget.config import Config
 from ci_budget.models import (
     ArchRow,

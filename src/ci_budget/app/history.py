@@ -178,7 +178,7 @@ def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
 
 
 def _table(stats) -> str:
-    from ci_budget.render.table import aligned_text
+    from ci_budget.render.blocks import aligned_text
     from ci_budget.units import secs
 
     header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")

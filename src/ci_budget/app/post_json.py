@@ -90,7 +90,7 @@ def _pull(settings, head: tuple[str, str, str] | None) -> int:
 
 
 def post_json(settings, options: PostJsonOptions, sink: Sink | None = None) -> int:
-    from ci_budget.render.paths import blob_base
+    from ci_budget.render.blocks import blob_base
 
     sink = sink or Sink(settings)
     report = load_report(options.path, options.kind)

@@ -158,7 +158,7 @@ def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
 
 def _blob(settings, runs) -> str | None:
     """Where the files' lines are on GitHub: the commit the runs ran on (one commit only)."""
-    from ci_budget.render.paths import blob_base
+    from ci_budget.render.blocks import blob_base
 
     commits = {run.meta.commit for run in runs if run.meta.commit}
     commit = commits.pop() if len(commits) == 1 else None
@@ -204,7 +204,7 @@ def load_runs(options: ReportOptions) -> list:
 def measured_table_rows(settings, runs) -> tuple[list, list]:
     """Guard-table rows of the files in the results, flagged for their CI arch, with the values
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
-    from ci_budget.arch.flags import arch_mismatch
+    from ci_budget.arch.docstrings import arch_mismatch
     from ci_budget.arch.match import attach_measured
     from ci_budget.workspace.guards import guard_files
     from ci_budget.workspace.sources import inside

@@ -107,7 +107,7 @@ def _imports(root: Path, files) -> dict[str, set[str]]:
 def watch(settings, options: WatchOptions, sink: Sink | None = None) -> int:
     """Exit 2 on a history or run file that cannot be read."""
     from ci_budget.history import watch as core
-    from ci_budget.render import watch_md
+    from ci_budget.render import history_md
     from ci_budget.workspace.scan import scan_tree
 
     sink = sink or Sink(settings)
@@ -122,13 +122,13 @@ def watch(settings, options: WatchOptions, sink: Sink | None = None) -> int:
         history, timeouts, regs, _log(root), _imports(root, files), set(options.suites)
     )
     if options.format == "json":
-        sink.json(watch_md.as_json(found))
+        sink.json(history_md.watch_json(found))
     elif options.format == "markdown":
-        sink.write(watch_md.markdown(found))
+        sink.write(history_md.watch_markdown(found))
     else:
-        sink.write(watch_md.text(found))
+        sink.write(history_md.watch_text(found))
     if options.post_issue:
-        _post(settings, options, watch_md.markdown(found), sink)
+        _post(settings, options, history_md.watch_markdown(found), sink)
     return 0
 
 
@@ -137,7 +137,7 @@ def _post(settings, options: WatchOptions, body: str, sink: Sink) -> None:
     from ci_budget.github.client import client_from_env
     from ci_budget.github.retry import GitHubError
     from ci_budget.github.sticky import upsert_issue
-    from ci_budget.render.watch_md import MARKER
+    from ci_budget.render.history_md import MARKER
 
     try:
         client = client_from_env(settings.env.values, token=settings.token, config=settings.config)

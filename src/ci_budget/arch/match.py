@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ci_budget.arch.names import normalize_arch
+from ci_budget.arch.layout import normalize_arch
 from ci_budget.models import ArchRow, FileResult, Problem, RunResults
 from ci_budget.results.phases import class_of, same_file, split_nodeid
 from ci_budget.results.printed import DEFAULT_PATTERN, last_value, value_regex

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from ci_budget.arch.flags import NO_COLUMN, SILENT, UNVERIFIED
+from ci_budget.arch.docstrings import NO_COLUMN, SILENT, UNVERIFIED
 from ci_budget.models import ArchRow, Report
 from ci_budget.units import secs
 

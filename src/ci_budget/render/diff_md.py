@@ -1,6 +1,6 @@
 """Markdown of the static budget report: the `budget` sticky comment. Pure.
 
-GitHub rejects comments over 65,536 characters: long tables are cut by `fit` with a note, the
+GitHub rejects comments over 65,536 characters: long tables are cut by `blocks` with a note, the
 last one first, so the summary lines at the top always fit. Paths, suite names, reasons and
 table cells come from the PR's files and go through `escape`.
 """
@@ -11,25 +11,26 @@ from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import below_p90, static_verdict
 from ci_budget.render import mermaid
+from ci_budget.render.blocks import (
+    COMMENT_LIMIT,
+    Part,
+    file_cell,
+    fit_parts,
+    join,
+    md_head,
+    md_row,
+    short_names,
+)
 from ci_budget.render.escape import code, md
-from ci_budget.render.fit import COMMENT_LIMIT, Part, fit_parts, join
-from ci_budget.render.paths import file_cell, short_names
-from ci_budget.render.run_folds import FOLD_END, fold
+from ci_budget.render.run_md import FOLD_END, fold
 from ci_budget.render.sticky import marker_for
-from ci_budget.render.table import md_head, md_row
-from ci_budget.render.verdict import Words, context, headline
+from ci_budget.render.words import Words, context, gpu_delta, headline, history_note, measured_words
 from ci_budget.units import pct, secs
 
 MARKER = marker_for("budget")
 LIMIT = COMMENT_LIMIT
 RISK_ICON = {"ok": "✅", "near": "⚠️", "over": "🛑"}
 MAX_PICTURES = 3
-
-
-def _gpu(gpu_seconds: float | None) -> str:
-    if gpu_seconds is None:
-        return "?"
-    return f"{gpu_seconds:+,.0f} GPU·s ({gpu_seconds / 60:+,.1f} GPU·min)"
 
 
 def _what(c: Change) -> str:
@@ -47,25 +48,6 @@ def _what(c: Change) -> str:
     return ", ".join(labels[k] for k in c.kinds)
 
 
-def measured_words(c: Change, given: str, strong=str) -> str:
-    """What the file measures (p90, runs, source) and the new est_time's headroom over it:
-    `17% headroom over p90 655s (12 runs, ci-budget history)`, or how far below it the budget
-    is. `given`: the report's `predicted_from` (what measured data there was); `strong`:
-    how the verdict's number is emphasised."""
-    if c.est_after is None:
-        return ""
-    if c.p90 is None or c.headroom is None:
-        gaps = {"history": "no passing runs in the history", "model": "no entry in the model"}
-        if given == "est_time":
-            return "not measured (no --history or --partition-model given)"
-        return "not measured: " + ", ".join(gaps[g] for g in given.split("+"))
-    runs = f"{c.n:,} run{'s' if c.n != 1 else ''}, " if c.n else ""
-    where = f"p90 {secs(c.p90)} ({runs}{c.measured_from})"
-    if c.under_p90:
-        return f"⚠️ {strong(pct(-c.headroom) + ' below')} {where}"
-    return f"{strong(pct(c.headroom) + ' headroom')} over {where}"
-
-
 def bold(text: str) -> str:
     return f"**{text}**"
 
@@ -79,23 +61,6 @@ def _est_change(c: Change) -> str:
     if c.est_after is not None:
         return f"{secs(c.est_after)} (**{secs(c.delta, '+')}**)"
     return f"{secs(c.est_before)} (**{secs(c.delta, '+')}**)"
-
-
-def _history_text(note) -> str:
-    st = note.stats
-    parts = []
-    if note.est_time is not None:
-        parts.append(f"{secs(note.est_time)} budget")
-    if st.n:
-        parts.append(
-            f"p90 measured {secs(st.p90)} over the last {st.n} passing run(s) "
-            f"(p50 {secs(st.p50)}, max {secs(st.max)})"
-        )
-    if st.timeouts:
-        parts.append(f"{st.timeouts} timeout(s), at least {secs(st.timeout_lower_bound)}")
-    if st.failed:
-        parts.append(f"{st.failed} failed")
-    return ", ".join(parts) or "no passing runs"
 
 
 def _where(file: str, line: int) -> str:
@@ -127,7 +92,12 @@ def _suite_row(s) -> str:
     return md_row(
         [_risk_cell(s), makespan]
         + [f"{secs(s.est_before)} → {secs(s.est_after)} ({secs(s.delta, '+')})", shards]
-        + [_gpu(s.gpu_seconds_delta), runners, f"{s.files_before} → {s.files_after}", code(s.suite)]
+        + [
+            gpu_delta(s.gpu_seconds_delta),
+            runners,
+            f"{s.files_before} → {s.files_after}",
+            code(s.suite),
+        ]
     )
 
 
@@ -152,7 +122,7 @@ def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
         rows = [
             md_row(
                 [_est_change(c), measured_words(c, report.predicted_from, bold), _what(c)]
-                + [_gpu(c.gpu_seconds_delta), where(c.file, c.line)]
+                + [gpu_delta(c.gpu_seconds_delta), where(c.file, c.line)]
                 + [code(c.suite_after or c.suite_before or "")]
             )
             for c in report.changes
@@ -161,7 +131,7 @@ def _parts(report: StaticReport, blob: str | None = None) -> list[Part]:
         columns.append("suite")
         parts.append(_part("Changed registrations", columns, rows))
     if report.history:
-        rows = [md_row([_history_text(n), where(n.file, 0), code(n.suite)]) for n in report.history]
+        rows = [md_row([history_note(n), where(n.file, 0), code(n.suite)]) for n in report.history]
         parts.append(_part("Measured history", ["measured", "file", "suite"], rows))
     if report.arch_rows or report.arch_problems:
         rows = [
@@ -188,7 +158,7 @@ def _top(report: StaticReport) -> str:
         head.append(
             f"est_time changes vs {code(base)}: **{len(report.changes)}** registration "
             f"change(s); budget **{secs(report.est_delta, '+')}** per run; GPU cost "
-            f"{_gpu(report.gpu_seconds_delta)} per run."
+            f"{gpu_delta(report.gpu_seconds_delta)} per run."
         )
     told = context(v, w)
     if told:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ci_budget.models import Report
-from ci_budget.render.fit import Part
+from ci_budget.render.blocks import Part
 
 if TYPE_CHECKING:  # types only: a run report needs neither the static report nor history
     from ci_budget.budget.impact import SuiteImpact

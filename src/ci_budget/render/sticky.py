@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ci_budget.render.fit import COMMENT_LIMIT, cut
+from ci_budget.render.blocks import COMMENT_LIMIT, cut
 
 CUT_NOTE = (
     "\n\n_(cut at GitHub's {limit}-character comment limit; the full report is in the step "

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from ci_budget.models import FileResult, RunResults
-from ci_budget.results import printed, reportlog, timings
+from ci_budget.results import printed, timings
 from ci_budget.results.phases import MESSAGE_LIMIT
 from ci_budget.units import secs
 from ci_budget.workspace.sources import write_source
@@ -54,7 +54,7 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, repor
             res.status, res.message = "crashed", f"killed by {signame(-rc)}"
         return res
     lines = read_lines(art / (stem + ".progress.jsonl")) + read_lines(art / (stem + ".jsonl"))
-    rlog = reportlog.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
+    rlog = timings.parse_reportlog(lines, source=str(art / (stem + ".jsonl")), strict=False)
     try:
         res.classes = timings.classes_from_json_report(report) if report is not None else []
     except ValueError:
@@ -62,7 +62,7 @@ def timed_result(job, opts, art, stem, rc, timed_out, elapsed, kill_epoch, repor
     finished = rlog.finished or report is not None
     if timed_out or not finished:
         res.in_flight = rlog.in_flight
-        reportlog.charge_in_flight(rlog, kill_epoch)
+        timings.charge_in_flight(rlog, kill_epoch)
         res.classes = rlog.classes()
     res.unattributed = timings.unattributed(elapsed, res.classes)
     if timed_out:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.arch.flags import flagged_rows
+from ci_budget.arch.docstrings import flagged_rows
 from ci_budget.config import Config
 from ci_budget.models import ArchRow, Problem
 from ci_budget.workspace.sources import read_source
@@ -29,7 +29,7 @@ def guard_files(
     root: Path, rels: list[str], config: Config, ci_arch: str | None = None
 ) -> tuple[list[ArchRow], list[Problem], dict[str, set[str]]]:
     """(rows, problems, classes) of the repo-relative files `rels`: their flagged table rows
-    (see `arch.flags.flagged_rows`) and the class names each file defines."""
+    (see `arch.docstrings.flagged_rows`) and the class names each file defines."""
     rows: list[ArchRow] = []
     problems: list[Problem] = []
     names: dict[str, set[str]] = {}

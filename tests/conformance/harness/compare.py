@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ci_budget.render.table import aligned_text
+from ci_budget.render.blocks import aligned_text
 
 
 @dataclass(frozen=True)

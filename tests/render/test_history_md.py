@@ -5,7 +5,7 @@ body fits one issue however many steps there are."""
 from datetime import datetime, timedelta, timezone
 
 from ci_budget.history.watch import Commit, RunRef, Step, SuiteWatch, Trend, Watch
-from ci_budget.render import watch_md
+from ci_budget.render import history_md
 
 T0 = datetime(2026, 6, 10, 12, tzinfo=timezone.utc)
 EVIL = "test/registered/x`|<!-- ci-budget-watch -->@org/team [a](http://e).py"
@@ -39,7 +39,7 @@ def _watch(steps: int = 1) -> Watch:
 
 
 def test_markdown_escapes_names_and_subjects():
-    body = watch_md.markdown(_watch())
+    body = history_md.watch_markdown(_watch())
     assert body.count("<!-- ci-budget-watch -->") == 1 and body.startswith("<!-- ci-budget")
     assert "<script>" not in body and "@someone" not in body and "#12" not in body
     assert "\nsecond line" not in body  # a subject stays on its line
@@ -50,7 +50,7 @@ def test_markdown_escapes_names_and_subjects():
 
 
 def test_suites_at_risk_come_first_and_the_body_fits_one_issue():
-    body = watch_md.markdown(_watch(steps=3000), limit=20_000)
+    body = history_md.watch_markdown(_watch(steps=3000), limit=20_000)
     assert len(body) <= 20_000
     head = body[: body.index("```mermaid")]
     assert "`base-b-test-1-gpu-large`" in head and "`base-c-test-4-gpu-h100`" not in head
@@ -60,8 +60,10 @@ def test_suites_at_risk_come_first_and_the_body_fits_one_issue():
 def test_text_and_json_say_no_trend_honestly():
     w = _watch()
     w.suites[1].trend = Trend(1.0, -5.0, 7.0)
-    assert "no rising trend" in watch_md.text(w) and "(no trend)" in watch_md.text(w)
-    data = watch_md.as_json(w)
+    assert "no rising trend" in history_md.watch_text(w) and "(no trend)" in history_md.watch_text(
+        w
+    )
+    data = history_md.watch_json(w)
     assert (
         data["suites"][1]["trend"]["rising"] is False and data["suites"][1]["crossing_days"] is None
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_budget.render.paths import blob_base, file_cell, short_names
+from ci_budget.render.blocks import blob_base, file_cell, short_names
 
 
 def test_short_names_tell_files_apart():
