@@ -7,9 +7,8 @@ import pytest
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan
-from ci_budget.trigger.authz import parse_permissions
+from ci_budget.trigger.authz import Facts, Need, parse_permissions
 from ci_budget.trigger.decide import _label_sender, decide
-from ci_budget.trigger.facts import Facts, Need
 
 TAIL = ". A gating label starts GPU runs only when applied by someone allowed to run them."
 

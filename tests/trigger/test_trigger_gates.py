@@ -14,18 +14,19 @@ from ci_budget.config import Config, parse_config
 from ci_budget.models import MatrixRow, Plan
 from ci_budget.registry.specs import MAX_LINE_CHARS, Command
 from ci_budget.sharding.model import PartitionModel
-from ci_budget.trigger.approval import LAPSING, is_fork
-from ci_budget.trigger.decide import Facts, Need, decide
-from ci_budget.trigger.guard_command import (
+from ci_budget.trigger.authz import LAPSING, Facts, Need, is_bot, is_fork, registrations_for
+from ci_budget.trigger.comment import _time, describe_rows
+from ci_budget.trigger.decide import decide
+from ci_budget.trigger.rows import (
     MAX_REFS,
     USAGE,
     GuardCommand,
+    _install,
     check_ref,
     guard_plan,
     parse_guard_command,
+    suite_rows,
 )
-from ci_budget.trigger.rerun import _time, describe_rows, is_bot, registrations_for
-from ci_budget.trigger.rows import _install, suite_rows
 from tests.trigger.test_trigger_rules import HEAD, REGS, Pull, R, comment, pull_event, reg
 
 PR_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"  # pull_request.opened's head

@@ -79,7 +79,8 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink, errors: list):
     from ci_budget.app.plan_github import gather
     from ci_budget.github.events import EventError
     from ci_budget.models import Plan
-    from ci_budget.trigger.decide import Facts, decide, split_list
+    from ci_budget.trigger.authz import Facts
+    from ci_budget.trigger.decide import decide, split_list
     from ci_budget.workspace.git import in_work_tree
     from ci_budget.workspace.permissions import read_permissions
     from ci_budget.workspace.rerun_files import rerun_files
