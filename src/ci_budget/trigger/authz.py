@@ -37,6 +37,10 @@ from ci_budget.registry import specs
 
 # --- facts: what the core asks for and what the edge learned ----------------------------------
 
+# The marker key of a refusal ci-budget remembers on a PR, `refused-LOGIN`: `comment` writes it
+# in its reply, github.client finds it again (`Facts.refused`).
+REFUSED = "refused-"
+
 
 @dataclass(frozen=True)
 class Need:

@@ -42,7 +42,15 @@ from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.render.escape import code, inline
 from ci_budget.render.sticky import marker_for
-from ci_budget.trigger.authz import Need, authorise, definitive, get, is_bot, registrations_for
+from ci_budget.trigger.authz import (
+    REFUSED,
+    Need,
+    authorise,
+    definitive,
+    get,
+    is_bot,
+    registrations_for,
+)
 from ci_budget.trigger.rows import COMMAND as GUARD
 from ci_budget.trigger.rows import (
     GuardCommand,
@@ -102,7 +110,7 @@ class Ask:
         reply += "".join(f"- {inline(w)}\n" for w in lines)
         once = None
         if remember:
-            key = f"refused-{self.login.lower()}"
+            key = f"{REFUSED}{self.login.lower()}"
             if facts is not None and facts.refused is not None:
                 reply = f"{marker_for(key)}\n{reply}"  # none on the PR yet: looked already
             else:
