@@ -1,7 +1,7 @@
 """The gates between a GitHub event and a GPU run, pinned field by field: what a refusal carries
 (reason, trigger, PR, commit), the fork approval rules, the commit a comment is bound to, the
 registry read at that commit, and `/verify-guard`'s own parsing. GitHub's webhook payloads
-(tests/fixtures/github/webhooks) as in tests/trigger/test_trigger_rules.py."""
+(tests/fixtures/github/webhooks) as in tests/trigger/test_decide.py."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ci_budget.trigger.rows import (
     parse_guard_command,
     suite_rows,
 )
-from tests.trigger.test_trigger_rules import HEAD, REGS, Pull, R, comment, pull_event, reg
+from tests.trigger.test_decide import HEAD, REGS, Pull, R, comment, pull_event, reg
 
 PR_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"  # pull_request.opened's head
 
