@@ -18,8 +18,8 @@ from ci_budget.trigger.authz import LAPSING, Facts, Need, is_bot, is_fork, regis
 from ci_budget.trigger.comment import _time, describe_rows
 from ci_budget.trigger.decide import decide
 from ci_budget.trigger.rows import (
+    GUARD_USAGE,
     MAX_REFS,
-    USAGE,
     GuardCommand,
     _install,
     check_ref,
@@ -294,7 +294,7 @@ def test_verify_guard_parse_results_by_value():
     assert (bad.file, bad.refs, bad.sha, len(bad.problems)) == ("", [], None, 1)
     assert bad.problems[0] == "`@xyz` is not a commit SHA (7 to 40 hex characters)"
     assert parse("/verify-guard@abcdef0 test_a.py") == GuardCommand(
-        "", [], [f"give a file and at least one fix; usage: {USAGE}"], "abcdef0"
+        "", [], [f"give a file and at least one fix; usage: {GUARD_USAGE}"], "abcdef0"
     )
     for body in (
         "\x0c/verify-guard t.py 1a2b3c4",

@@ -51,8 +51,8 @@ from ci_budget.trigger.authz import (
     is_bot,
     registrations_for,
 )
-from ci_budget.trigger.rows import COMMAND as GUARD
 from ci_budget.trigger.rows import (
+    GUARD,
     GuardCommand,
     guard_hint,
     guard_plan,

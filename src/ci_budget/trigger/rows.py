@@ -171,8 +171,8 @@ def spec_rows(
 
 # --- /verify-guard ----------------------------------------------------------------------------
 
-COMMAND = "/verify-guard"
-USAGE = f"{COMMAND} test/registered/dir/test_x.py REF... (a commit or a .patch file per fix)"
+GUARD = "/verify-guard"
+GUARD_USAGE = f"{GUARD} test/registered/dir/test_x.py REF... (a commit or a .patch file per fix)"
 MAX_REFS = 5
 _SHA = re.compile(r"[0-9a-fA-F]{7,40}\Z")
 
@@ -193,9 +193,9 @@ def parse_guard_command(body: str) -> GuardCommand | None:
     """None when the comment's first line is not `/verify-guard[@SHA] ...`."""
     first = body.partition("\n")[0].rstrip("\r").strip(" \t")
     word, _, rest = first.partition(" ")
-    if word != COMMAND and not word.startswith(COMMAND + "@"):
+    if word != GUARD and not word.startswith(GUARD + "@"):
         return None
-    sha = word[len(COMMAND) + 1 :].lower() if word != COMMAND else None
+    sha = word[len(GUARD) + 1 :].lower() if word != GUARD else None
     if sha is not None and not _SHA.match(sha):
         return GuardCommand(
             "", [], [f"{show('@' + sha)} is not a commit SHA (7 to 40 hex characters)"]
@@ -205,7 +205,9 @@ def parse_guard_command(body: str) -> GuardCommand | None:
         return GuardCommand("", [], [f"the command line is {len(first)} characters; at most "
                                      f"{specs.MAX_LINE_CHARS}"], sha)  # fmt: skip
     if len(tokens) < 2:
-        return GuardCommand("", [], [f"give a file and at least one fix; usage: {USAGE}"], sha)
+        return GuardCommand(
+            "", [], [f"give a file and at least one fix; usage: {GUARD_USAGE}"], sha
+        )
     file, refs = tokens[0], tokens[1:]
     problems = [f"{show(file)}: name a whole file, not a class or test"] if "::" in file else []
     if set("*?[") & set(file):  # a glob names many files; a verification is of one
@@ -241,12 +243,12 @@ def guard_plan(plan: Plan, guard: GuardCommand, login: str) -> Plan:
         f"@{login} verifying {show(guard.file)} with {refs} reverted at `{plan.head_sha}` "
         f"(#{plan.pr_number}), then as it is:\n{rows}"
     )
-    plan.reason = COMMAND + plan.reason.removeprefix(specs.COMMAND) + f"; reverting {refs}"
+    plan.reason = GUARD + plan.reason.removeprefix(specs.COMMAND) + f"; reverting {refs}"
     return plan
 
 
 def guard_hint(why: str, guard: GuardCommand) -> str:
     """A refusal that suggests `/rerun-test@SHA FILE` suggests the `/verify-guard` form."""
-    return why.replace(f"`{specs.COMMAND}@", f"`{COMMAND}@").replace(
+    return why.replace(f"`{specs.COMMAND}@", f"`{GUARD}@").replace(
         f" {guard.file}`", f" {guard.file} {' '.join(guard.refs)}`"
     )
