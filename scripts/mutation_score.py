@@ -36,15 +36,12 @@ GATES = {
     "ci_budget.trigger.decide": {
         "decide", "_pull_request", "_label_sender", "_gating_labels", "_run_inputs", "split_list",
     },
-    "ci_budget.trigger.rerun": {
-        "is_bot", "authorise", "_time", "pinned_commit", "spec_rows", "accepted_plan",
-        "registrations_for",
+    "ci_budget.trigger.authz": {"is_bot", "authorise", "registrations_for", "is_fork", "gate"},
+    "ci_budget.trigger.comment": {"_time", "pinned_commit", "accepted_plan"},
+    "ci_budget.trigger.rows": {
+        "suite_rows", "spec_rows", "parse_guard_command", "check_ref", "GuardCommand.as_rerun",
+        "guard_plan",
     },
-    "ci_budget.trigger.approval": {"is_fork", "gate"},
-    "ci_budget.trigger.guard_command": {
-        "parse_guard_command", "check_ref", "GuardCommand.as_rerun", "guard_plan",
-    },
-    "ci_budget.trigger.rows": {"suite_rows"},
     "ci_budget.registry.specs": {
         "strip_format", "parse_command", "unquote", "check_spec", "split_spec", "_files",
         "resolve",

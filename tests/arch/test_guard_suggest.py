@@ -89,7 +89,7 @@ def test_the_printed_answer_is_no_workflow_command_in_the_report_jobs_log(
     github_standin, tmp_path, monkeypatch, capsys
 ):
     from ci_budget.cli import main
-    from tests.github.test_workflow_commands import runner_commands
+    from tests.github.test_actions import runner_commands
 
     evil = "x ##[error]PWN \u202e\n::error::PWN"
     _, path, _, _ = setup(github_standin, tmp_path, [(1, 40)], reverted=[evil])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ci_budget.ciprofile import sglang
-from ci_budget.ciprofile.sglang_runs import (
+from ci_budget.ciprofile.sglang_jobs import (
     file_timeouts,
     inline_timeouts,
     retry_patterns,
@@ -324,12 +324,10 @@ OURS = "jobs:\n  plan:\n    steps:\n      - uses: ./\n        with: { command: p
 
 
 def test_the_repositorys_own_command_and_gate_are_detected_ours_are_not():
-    from ci_budget.ciprofile import triggers
-
     texts = {"handler.yml": HANDLER, "gate.yml": GATE, "ours.yml": OURS}
-    assert triggers.handles_command(texts) == ["handler.yml"]
-    assert triggers.gates_on_label(texts) == ["gate.yml"]
-    assert triggers.handles_command({"gate.yml": GATE}) == []
+    assert sglang.handles_command(texts) == ["handler.yml"]
+    assert sglang.gates_on_label(texts) == ["gate.yml"]
+    assert sglang.handles_command({"gate.yml": GATE}) == []
 
 
 def test_sglang_profile_steps_aside_from_rerun_test_and_run_ci(tmp_path):

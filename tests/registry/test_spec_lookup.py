@@ -9,7 +9,7 @@ from functools import partial
 import pytest
 from helpers import registry
 
-from ci_budget.ciprofile.sglang_rerun import rerun_dirs, rerun_rules
+from ci_budget.ciprofile.sglang_py import rerun_dirs, rerun_rules
 from ci_budget.config import parse_config
 from ci_budget.registry.lookup import Registry, glob_hits, prefixes
 from ci_budget.registry.specs import resolve
@@ -195,7 +195,7 @@ def test_a_glob_of_many_double_stars_is_matched_in_one_pass():
 
 
 def test_legacy_suites_rerun_on_the_handlers_runner_configs_before_any_cpu_route():
-    from ci_budget.ciprofile.sglang_rerun import legacy_suites
+    from ci_budget.ciprofile.sglang_py import legacy_suites
 
     handler = '_LEGACY_SUITE_TO_RUNNER_CONFIG = {"nightly-4-gpu": "4-gpu-h100", ' \
         '"nightly-8-gpu-common": ["8-gpu-h200", "8-gpu-b200"], "odd": [1]}'  # fmt: skip

@@ -7,9 +7,8 @@ import pytest
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan
-from ci_budget.trigger.authz import parse_permissions
+from ci_budget.trigger.authz import Facts, Need, parse_permissions
 from ci_budget.trigger.decide import _label_sender, decide
-from ci_budget.trigger.facts import Facts, Need
 
 TAIL = ". A gating label starts GPU runs only when applied by someone allowed to run them."
 
@@ -87,7 +86,7 @@ def test_dispatch_specs_may_name_unregistered_files_of_the_rerun_dirs():
 def test_a_label_from_a_reader_is_removed_from_the_pr_it_was_put_on():
     """Through `decide`: the refusal names the label that was applied and the PR that carries
     it, so the edge removes the right label from the right PR."""
-    from tests.trigger.test_trigger_rules import REGS, pull_event
+    from tests.trigger.test_decide import REGS, pull_event
 
     data = pull_event("labeled", number=41)
     data["sender"] = {"login": "a", "type": "User"}
@@ -106,7 +105,7 @@ def test_a_label_from_a_reader_is_removed_from_the_pr_it_was_put_on():
 def test_a_label_over_the_job_cap_is_refused_with_the_numbers(action):
     """The cap's refusal reaches the plan outputs whole: its reason (with the counts and the
     setting), its trigger, and the PR and head it was decided for."""
-    from tests.trigger.test_trigger_rules import REGS, pull_event
+    from tests.trigger.test_decide import REGS, pull_event
 
     data = pull_event(action, number=41)
     data["sender"] = {"login": "a", "type": "User"}

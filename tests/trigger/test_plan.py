@@ -15,7 +15,8 @@ from helpers.sharding import shard_count
 
 from ci_budget.config import Config, parse_config
 from ci_budget.models import Plan
-from ci_budget.trigger.decide import Facts, Need, decide, split_list
+from ci_budget.trigger.authz import Facts, Need
+from ci_budget.trigger.decide import decide, split_list
 
 HOOKS = Path(__file__).parents[1] / "fixtures" / "github" / "webhooks"
 R = "test/registered/"

@@ -1,7 +1,7 @@
 """The gates between a GitHub event and a GPU run, pinned field by field: what a refusal carries
 (reason, trigger, PR, commit), the fork approval rules, the commit a comment is bound to, the
 registry read at that commit, and `/verify-guard`'s own parsing. GitHub's webhook payloads
-(tests/fixtures/github/webhooks) as in tests/trigger/test_trigger_rules.py."""
+(tests/fixtures/github/webhooks) as in tests/trigger/test_decide.py."""
 
 from __future__ import annotations
 
@@ -14,19 +14,20 @@ from ci_budget.config import Config, parse_config
 from ci_budget.models import MatrixRow, Plan
 from ci_budget.registry.specs import MAX_LINE_CHARS, Command
 from ci_budget.sharding.model import PartitionModel
-from ci_budget.trigger.approval import LAPSING, is_fork
-from ci_budget.trigger.decide import Facts, Need, decide
-from ci_budget.trigger.guard_command import (
+from ci_budget.trigger.authz import LAPSING, Facts, Need, is_bot, is_fork, registrations_for
+from ci_budget.trigger.comment import _time, describe_rows
+from ci_budget.trigger.decide import decide
+from ci_budget.trigger.rows import (
+    GUARD_USAGE,
     MAX_REFS,
-    USAGE,
     GuardCommand,
+    _install,
     check_ref,
     guard_plan,
     parse_guard_command,
+    suite_rows,
 )
-from ci_budget.trigger.rerun import _time, describe_rows, is_bot, registrations_for
-from ci_budget.trigger.rows import _install, suite_rows
-from tests.trigger.test_trigger_rules import HEAD, REGS, Pull, R, comment, pull_event, reg
+from tests.trigger.test_decide import HEAD, REGS, Pull, R, comment, pull_event, reg
 
 PR_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"  # pull_request.opened's head
 
@@ -293,7 +294,7 @@ def test_verify_guard_parse_results_by_value():
     assert (bad.file, bad.refs, bad.sha, len(bad.problems)) == ("", [], None, 1)
     assert bad.problems[0] == "`@xyz` is not a commit SHA (7 to 40 hex characters)"
     assert parse("/verify-guard@abcdef0 test_a.py") == GuardCommand(
-        "", [], [f"give a file and at least one fix; usage: {USAGE}"], "abcdef0"
+        "", [], [f"give a file and at least one fix; usage: {GUARD_USAGE}"], "abcdef0"
     )
     for body in (
         "\x0c/verify-guard t.py 1a2b3c4",

@@ -3,7 +3,7 @@ registered file; its matrix row carries the fixes to revert."""
 
 from __future__ import annotations
 
-from ci_budget.trigger.guard_command import parse_guard_command
+from ci_budget.trigger.rows import parse_guard_command
 from tests.trigger.test_plan import HEAD, Pull, rerun
 
 OLD = "fedcba9876543210fedcba9876543210fedcba98"
@@ -64,7 +64,7 @@ def test_parse_is_silent_on_other_comments():
 
 
 def test_a_glob_is_never_a_guard_file():
-    from ci_budget.trigger.guard_command import parse_guard_command
+    from ci_budget.trigger.rows import parse_guard_command
 
     sha = "a" * 40
     for file in ("test_*.py", "d/test_[ab].py", "test_?.py"):

@@ -58,11 +58,10 @@ def suggest_bodies(settings, options: GuardSuggestOptions, client=None) -> list[
                        f"pinned {options.sha[:12]}; nothing posted")  # fmt: skip
     _check_file(options, saved.file)
     client = client or _client(settings)
-    from ci_budget.github.review import file_text
     from ci_budget.workspace.git import repo_path
 
     path = repo_path(settings.root, saved.file)
-    source = file_text(client, path, options.sha)
+    source = client.file_text(path, options.sha)
     amap = settings.config.gpu_arch_map()
     new, tables, problems = fill_values(source, saved.file, saved.values, saved.arch, amap)
     if problems:
@@ -87,7 +86,6 @@ def _check_file(options: GuardSuggestOptions, file: str) -> None:
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
     from ci_budget.github.retry import GitHubError
-    from ci_budget.github.review import review_comment
     from ci_budget.render.suggestion import suggestion_body, table_comment
 
     lines = new_source.split("\n")[first - 1 : first - 1 + count]
@@ -95,7 +93,7 @@ def _post(client, options, saved, path: str, new_source: str, first: int, count:
     if options.dry_run:
         return body
     try:
-        review_comment(client, options.pr, options.sha, path, first, first + count - 1, body)
+        client.review_comment(options.pr, options.sha, path, first, first + count - 1, body)
     except GitHubError as exc:
         if exc.status != 422:
             raise

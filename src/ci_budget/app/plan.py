@@ -77,9 +77,10 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink, errors: list):
     that would run over registry errors is stopped (`errors` gets them)."""
     from ci_budget.app.numbers import plan_numbers
     from ci_budget.app.plan_github import gather
-    from ci_budget.github.events import EventError
+    from ci_budget.github.actions import EventError
     from ci_budget.models import Plan
-    from ci_budget.trigger.decide import Facts, decide, split_list
+    from ci_budget.trigger.authz import Facts
+    from ci_budget.trigger.decide import decide, split_list
     from ci_budget.workspace.git import in_work_tree
     from ci_budget.workspace.permissions import read_permissions
     from ci_budget.workspace.rerun_files import rerun_files
@@ -152,7 +153,7 @@ def stopped(plan, errors: list, sink: Sink):
     """No run: a file with a registry error has no registration, so a plan without it would
     neither run it nor size the shards as sglang's CI does (which stops on it). One line per
     error, the reason in the outputs, the summary and (where the trigger answers) the reply."""
-    from ci_budget.github.workflow import annotation
+    from ci_budget.github.actions import annotation
     from ci_budget.render.escape import code, md
 
     for problem in errors:

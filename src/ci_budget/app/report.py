@@ -239,7 +239,7 @@ def should_fail(fail_on: str, report) -> bool:
 
 def budget_annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
-    from ci_budget.github.workflow import annotation
+    from ci_budget.github.actions import annotation
     from ci_budget.units import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
@@ -270,7 +270,7 @@ def budget_annotations(report) -> list[str]:
 
 def arch_annotations(report) -> list[str]:
     """A warning at each flagged table row, capped like the budget annotations."""
-    from ci_budget.github.workflow import annotation
+    from ci_budget.github.actions import annotation
 
     out: list[str] = []
     for row in report.arch_rows:

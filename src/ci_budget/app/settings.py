@@ -1,7 +1,7 @@
 """`Settings`: what a command knows, built once at the edge from its arguments, the config file
 and the environment.
 
-The environment is read once (`github.events.runner_env`), the config file at most once (on first
+The environment is read once (`github.actions.runner_env`), the config file at most once (on first
 use: some commands never need it), the event payload at most once and with its size cap.
 """
 
@@ -27,7 +27,7 @@ class Settings:
         environ: Mapping[str, str] | None = None,
         config=None,
     ):
-        from ci_budget.github.events import runner_env
+        from ci_budget.github.actions import runner_env
 
         self._root = root
         self._config_file = config_file
@@ -75,7 +75,7 @@ class Settings:
 
     @cached_property
     def _event(self) -> tuple[dict[str, Any] | None, Exception | None]:
-        from ci_budget.github.events import EventError, load_payload
+        from ci_budget.github.actions import EventError, load_payload
 
         try:
             return load_payload(self.event_name, self.event_path), None
@@ -92,7 +92,7 @@ class Settings:
 
     def pr_number(self) -> int:
         """The pull request of the event, or EventError saying why there is none."""
-        from ci_budget.github.events import EventError, pr_number
+        from ci_budget.github.actions import EventError, pr_number
 
         if not self.event_path:
             raise EventError("no pull request: pass --pr N (GITHUB_EVENT_PATH is not set)")

@@ -50,7 +50,7 @@ class Sink:
         """A report on stdout with no workflow command from its data (`workflow.print_report`).
         In Actions, unless a format was asked for, it is in the step summary (and `path`), and
         the log gets one line saying so (data stays out of it)."""
-        from ci_budget.github.workflow import print_report
+        from ci_budget.github.actions import print_report
 
         in_actions = self.settings.env.in_actions
         if in_actions and not explicit:
@@ -98,12 +98,12 @@ class Sink:
             self.stdout.flush()
 
     def summary(self, markdown: str) -> None:
-        from ci_budget.github.workflow import append_summary
+        from ci_budget.github.actions import append_summary
 
         append_summary(markdown, env=self.settings.env.values)
 
     def outputs(self, values: Mapping[str, object]) -> None:
-        from ci_budget.github.workflow import set_outputs
+        from ci_budget.github.actions import set_outputs
 
         set_outputs(values, env=self.settings.env.values)
 

@@ -8,7 +8,11 @@
   reusable stage workflows, whether CPU suites are throttled, the test discovery globs;
 - `python/sglang/test/ci/ci_register.py`: the register functions and the arguments they take;
 - `test/run_suite.py`, `ci_utils.py` and the workflows: per-file timeouts and retry patterns
-  (`sglang_runs`).
+  (`sglang_jobs`);
+- every workflow: which triggers the repository already answers, a comment command
+  (`/rerun-test` on `issue_comment`) and a gating label (`run-ci` checked among a pull request's
+  labels). ci-budget's defaults step aside from them, so a comment or a label never starts the
+  same GPU run twice (docs/adopting.md). Workflows that use ci-budget are not counted.
 
 Pure: the caller reads the files (`texts`: path -> text, None when missing). The result is a
 settings table that the user's `ci-budget.toml` is laid over, so every value can be overridden.
@@ -21,10 +25,16 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ci_budget.ciprofile import sglang_rerun, triggers
-from ci_budget.ciprofile.sglang_jobs import consumed, inline_jobs, stage_jobs
+from ci_budget.ciprofile import sglang_py
+from ci_budget.ciprofile.sglang_jobs import (
+    consumed,
+    file_timeouts,
+    inline_jobs,
+    retry_patterns,
+    run_suite_default,
+    stage_jobs,
+)
 from ci_budget.ciprofile.sglang_py import before_stage, dispatch_rules, register_rules
-from ci_budget.ciprofile.sglang_runs import file_timeouts, retry_patterns, run_suite_default
 from ci_budget.config import DEFAULT_GPU_ARCH, DEFAULT_RUNNER_CONFIGS
 
 RUNNER_CONFIGS = "scripts/ci/runner_configs.yml"
@@ -34,7 +44,7 @@ REGISTER = "python/sglang/test/ci/ci_register.py"
 RUN_SUITE = "test/run_suite.py"
 CI_UTILS = "python/sglang/test/ci/ci_utils.py"
 WORKFLOWS = ".github/workflows/"
-HANDLER = sglang_rerun.HANDLER
+HANDLER = sglang_py.HANDLER
 MARKERS = (RUNNER_CONFIGS, PARTITIONS, REGISTER)
 GATING_LABEL = "run-ci"
 TOO_OLD = "sglang's CI from before 2026-05-13 (registrations without stage= and runner_config=)"
@@ -224,16 +234,41 @@ def _unsupported(texts: dict[str, str | None], rules: dict | None, warn: list[st
     return modelled_not
 
 
+# --- the triggers the repository already answers ----------------------------------------------
+
+OWN_COMMAND = "/ci-budget-run"  # ci-budget's command where the repository has /rerun-test
+OWN_LABEL = "ci-budget-run"  # and its gating label where the repository gates on run-ci
+
+
+def _ours(text: str) -> bool:
+    return bool(re.search(r"uses:\s*[\w.-]+/ci-budget@|uses:\s*\./\s*$", text, re.MULTILINE))
+
+
+def handles_command(texts: dict[str, str], command: str = "/rerun-test") -> list[str]:
+    """The workflows that answer `command` in a comment."""
+    return sorted(
+        path
+        for path, text in texts.items()
+        if "issue_comment" in text and f"'{command}'" in text and not _ours(text)
+    )
+
+
+def gates_on_label(texts: dict[str, str], label: str = "run-ci") -> list[str]:
+    """The workflows that check for `label` among a pull request's labels."""
+    pattern = re.compile(rf"label[^\n]*['\"]{re.escape(label)}['\"]", re.IGNORECASE)
+    return sorted(p for p, t in texts.items() if pattern.search(t) and not _ours(t))
+
+
 def _triggers(profile: Profile, texts: dict[str, str | None], gated: bool) -> None:
     """ci-budget's own command and gating label, stepping aside from the triggers the
     repository's workflows answer: never the same run twice."""
     workflows = {p: t for p, t in texts.items() if p.startswith(WORKFLOWS) and t}
     github = profile.settings.setdefault("github", {})
     if gated:
-        label = triggers.OWN_LABEL if triggers.gates_on_label(workflows) else GATING_LABEL
+        label = OWN_LABEL if gates_on_label(workflows) else GATING_LABEL
         github["gating-labels"] = {label: profile.dispatched}
-    if triggers.handles_command(workflows):
-        github["command"] = triggers.OWN_COMMAND
+    if handles_command(workflows):
+        github["command"] = OWN_COMMAND
     if not github:
         del profile.settings["github"]
 
@@ -279,5 +314,5 @@ def build(texts: dict[str, str | None], substitutes: dict[str, str] | None = Non
     profile.dispatched = list(suites) + [s for s in pinned if s not in suites]
     profile.unsupported = _unsupported(texts, rules, warn)
     _triggers(profile, texts, gated=pr_test is not None and rules is not None)
-    sglang_rerun.apply(profile.settings, texts.get(HANDLER))
+    sglang_py.apply(profile.settings, texts.get(HANDLER))
     return profile

@@ -1,18 +1,21 @@
 """Talking to GitHub (edge): a PyGithub client with bounded, counted retries (`retry`).
 
-Reads (permission, pull request, its commits, ci-budget's earlier refusals), writes (reactions,
-comments, label removal) and the pieces the sticky-comment protocol (`sticky`) is built from. The token is only ever handed to PyGithub;
-nothing here prints it.
+Reads (permission, pull request, its commits, ci-budget's earlier refusals, a file at a commit),
+writes (reactions, comments, label removal, review comments on lines of a pull request) and the
+pieces the sticky-comment protocol (`sticky`) is built from. The token is only ever handed to
+PyGithub; nothing here prints it.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -24,12 +27,15 @@ from ci_budget.github.retry import (
     error_message,
     make_retry,
 )
-from ci_budget.render.sticky import first_line, fit
+from ci_budget.render.sticky import first_line, fit, marker_for
+from ci_budget.trigger.authz import REFUSED
 
 DEFAULT_API_URL = "https://api.github.com"
 PERMISSIONS = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
 PERMISSIONS |= {"read": "read", "none": "none"}
-_REFUSED = re.compile(r"<!-- ci-budget:refused-([\w.-]+) -->")  # trigger.comment's marker
+# trigger.comment's marker of a remembered refusal, `marker_for("refused-LOGIN")`: LOGIN found
+_HEAD, _TAIL = marker_for(REFUSED + "LOGIN").split("LOGIN")
+_REFUSED = re.compile(re.escape(_HEAD) + r"([\w.-]+)" + re.escape(_TAIL))
 
 
 class PullInfo(BaseModel):
@@ -185,6 +191,19 @@ class GitHubClient:
         self._login = _IDENTITY_CACHE[self._key] = login
         return login
 
+    def file_text(self, path: str, ref: str) -> str:
+        """The text of `path` at `ref` (`repos/get-content`)."""
+        url = f"{self.api_url}/repos/{self.repo_name}/contents/{quote(path)}"
+
+        def fetch():
+            _, data = self.requester.requestJsonAndCheck("GET", url, parameters={"ref": ref})
+            return data
+
+        data = self._call(f"{path} at {ref[:12]}", fetch)
+        if not isinstance(data, dict) or data.get("type") != "file" or "content" not in data:
+            raise GitHubError(f"{path} at {ref[:12]}: not a file")
+        return base64.b64decode(data["content"]).decode("utf-8")
+
     # --- writes --------------------------------------------------------------------------------
     def react(self, comment_id: int, content: str) -> None:
         url = f"{self._repo.url}/issues/comments/{comment_id}/reactions"
@@ -247,6 +266,23 @@ class GitHubClient:
             if hit and c.user is not None and c.user.login == me:
                 found.add(hit.group(1).lower())
         return found
+
+    def review_comment(self, number: int, commit: str, path: str, start: int, end: int,
+                       body: str) -> int:  # fmt: skip
+        """A comment on lines start..end (new side) of `path` in pull request `number`; its id
+        (`pulls/create-review-comment`). GitHub answers 422 when the lines are not part of the
+        pull request's diff."""
+        url = f"{self.api_url}/repos/{self.repo_name}/pulls/{number}/comments"
+        payload = {"body": body, "commit_id": commit, "path": path, "line": end, "side": "RIGHT"}
+        if start < end:
+            payload |= {"start_line": start, "start_side": "RIGHT"}
+
+        def send():
+            _, data = self.requester.requestJsonAndCheck("POST", url, input=payload)
+            return data
+
+        data = self._call(f"review comment on {path}:{start}-{end}", send, write=True)
+        return int(data["id"])
 
     def edit(self, comment, text: str) -> None:
         self._shrinking(f"edit comment {comment.id}", comment.edit, text)

@@ -13,37 +13,51 @@ person is known to be allowed, and a person refused once on a PR is not asked ab
 ci-budget's own refusal reply, found among the PR's newest 100 comments with one API call, is
 the memory (deleting that reply forgets it).
 
-The commit a command runs is bound to the comment (`rerun.pinned_commit`): `@SHA` is the full
-40-hex SHA of one of the PR's commits; without it, the head, only when provably older than the
-comment (or, for an edit, than the edit).
+The commit a command runs is bound to the comment (`pinned_commit`), never to whatever the
+branch holds when plan starts:
+- `/rerun-test@SHA` runs that commit, given by its full 40-hex SHA, which must be one of the
+  PR's commits. A prefix is refused with the head's full SHA in the reply: a prefix names
+  whichever commit has it when plan runs, and a second commit sharing a 12-hex prefix is found
+  in seconds and can be pushed after the approval;
+- plain `/rerun-test` runs the head only when the head is provably older than the comment: the
+  head repository's `pushed_at` (GitHub's server time of the last push to any of its branches,
+  from pulls/get) is earlier than the comment's `created_at` (an edited comment: its
+  `updated_at`). GitHub has no server time of a head's arrival on one PR (the timeline's
+  `committed` events carry the pusher's own git dates, `head_ref_force_pushed` covers force
+  pushes only, and the PR's `updated_at` moves with every comment), so this repository-wide time
+  is the one sound bound. A push after the comment (a force-push included) moves `pushed_at`
+  past it, and the command is refused with a reply giving the full-SHA form of the head. Same
+  second counts as "not provably older".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ci_budget.config import Config
-from ci_budget.models import Plan, Registration
+from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
-from ci_budget.render.escape import inline
+from ci_budget.render.escape import code, inline
 from ci_budget.render.sticky import marker_for
-from ci_budget.trigger.authz import definitive
-from ci_budget.trigger.facts import Need, get
-from ci_budget.trigger.guard_command import COMMAND as GUARD
-from ci_budget.trigger.guard_command import (
+from ci_budget.trigger.authz import (
+    REFUSED,
+    Need,
+    authorise,
+    definitive,
+    get,
+    is_bot,
+    registrations_for,
+)
+from ci_budget.trigger.rows import (
+    GUARD,
     GuardCommand,
     guard_hint,
     guard_plan,
     parse_guard_command,
-)
-from ci_budget.trigger.rerun import (
-    accepted_plan,
-    authorise,
-    is_bot,
-    pinned_commit,
-    registrations_for,
+    spec_rows,
 )
 
 PAGE = 100  # comments per page when the edge looks for an earlier refusal
@@ -96,7 +110,7 @@ class Ask:
         reply += "".join(f"- {inline(w)}\n" for w in lines)
         once = None
         if remember:
-            key = f"refused-{self.login.lower()}"
+            key = f"{REFUSED}{self.login.lower()}"
             if facts is not None and facts.refused is not None:
                 reply = f"{marker_for(key)}\n{reply}"  # none on the PR yet: looked already
             else:
@@ -227,3 +241,96 @@ def target_commit(
     if why:
         return why
     return sha, found
+
+
+# --- the bound commit and the accepted plan ----------------------------------------------------
+
+
+FULL_SHA = 40
+
+
+def _time(text: Any) -> datetime | None:
+    """GitHub's `2019-05-15T15:20:21Z` (any explicit offset), else None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z")
+    except ValueError:
+        return None
+
+
+def pinned_commit(command: specs.Command, pull: Any, facts: Any, created_at: Any) -> tuple:
+    """("need", None) when the PR's commits must be read first; (sha, None) for the commit to
+    run; (None, why) when the command cannot run. `pull` has a head commit (decide checks)."""
+    head = pull.head_sha
+    number = getattr(pull, "number", "?")
+    again = "`" + " ".join([f"{specs.COMMAND}@{head}", *command.specs]) + "`"
+    if command.sha:
+        if len(command.sha) != FULL_SHA:
+            return None, (
+                f"`@{command.sha}` has {len(command.sha)} hex digits: a command bound to a "
+                f"commit takes its full 40-hex SHA; the head of #{number} is `{head}`: "
+                f"comment {again}"
+            )
+        if facts.commits is None and facts.commits_error is None:
+            return "need", None
+        if facts.commits_error:
+            return None, f"could not list the commits of #{number}: {facts.commits_error}"
+        if command.sha not in (c.lower() for c in facts.commits):
+            return None, (
+                f"`{command.sha}` is not a commit of #{number} (its head is `{head}`; GitHub "
+                "lists at most 250 commits of a PR)"
+            )
+        return command.sha, None
+    pushed, asked = _time(getattr(pull, "head_pushed_at", None)), _time(created_at)
+    if pushed is not None and asked is not None and pushed < asked:
+        return head, None
+    when = f"its branch was last pushed at {pushed:%Y-%m-%dT%H:%M:%SZ}" if pushed else "unknown"
+    return None, (
+        f"the head of #{number}, `{head}`, is not provably older than this comment ({when}); "
+        f"to run it, comment {again}"
+    )
+
+
+def describe_rows(rows: Sequence[MatrixRow]) -> str:
+    """One markdown line per row; suite names come from the PR's registrations, so every name
+    is a code span that no backtick in it can close (`escape.code`)."""
+    out = []
+    for row in rows:
+        what = (
+            ", ".join(code(s, cell=False) for s in row.specs)
+            or f"suite {code(row.suite, cell=False)}"
+        )
+        part = f" shard {row.partition}" if row.partition not in (None, "0/1") else ""
+        labels = inline(", ".join(row.runs_on))
+        out.append(f"- {code(row.runner_config, cell=False)} (runs-on: {labels}){part}: {what}\n")
+    return "".join(out)
+
+
+def accepted_plan(
+    login: str,
+    number: int,
+    sha: str,
+    resolution: specs.Resolution,
+    config: Config,
+    base: dict,
+) -> Plan:
+    """The plan for the specs that resolved; the reply also lists the ones refused (they do
+    not stop the others, as in sglang's handler) and notes on disabled files."""
+    accepted = resolution.accepted
+    rows = spec_rows(accepted, config)
+    reply = f"@{login} rerunning at `{sha}` (#{number}):\n" + describe_rows(rows)
+    reply += "".join(f"- note: {inline(n)}\n" for n in resolution.notes)
+    reply += "".join(f"- not run: {inline(why)}\n" for why in resolution.refused)
+    count = f"{len(accepted)} spec{'' if len(accepted) == 1 else 's'}"
+    left = f"; {len(resolution.refused)} not run" if resolution.refused else ""
+    return Plan(
+        should_run=True,
+        reason=f"/rerun-test by {login}: {count} on "
+        f"{', '.join(r.runner_config for r in rows)} at {sha[:10]}{left}",
+        matrix=rows,
+        head_sha=sha,
+        reply=reply,
+        reaction="eyes",
+        **base,
+    )

@@ -20,20 +20,19 @@ from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
 from ci_budget.registry.parse import unknown
 from ci_budget.render.escape import inline
-from ci_budget.trigger.approval import gate
-from ci_budget.trigger.authz import LABEL, access
-from ci_budget.trigger.comment import issue_comment
-from ci_budget.trigger.facts import Facts, Need, PayloadError
-from ci_budget.trigger.facts import get as _get
-from ci_budget.trigger.limits import label_rows
-from ci_budget.trigger.limits import stages as _stages  # noqa: F401 - this module's API
-from ci_budget.trigger.rerun import (  # noqa: F401 - authorise, spec_rows: this module's API
-    authorise,
+from ci_budget.trigger.authz import (
+    LABEL,
+    Facts,
+    Need,
+    PayloadError,
+    access,
+    gate,
     is_bot,
     registrations_for,
-    spec_rows,
 )
-from ci_budget.trigger.rows import suite_rows, summary
+from ci_budget.trigger.authz import get as _get
+from ci_budget.trigger.comment import issue_comment
+from ci_budget.trigger.rows import label_rows, spec_rows, suite_rows, summary
 
 PULL_ACTIONS = ("opened", "synchronize", "reopened")
 

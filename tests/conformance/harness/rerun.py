@@ -243,7 +243,8 @@ def ours_decision(body: str, registrations, config, root: str, files=()):
     too: the plan's matrix, and the specs the resolution it was made from refused."""
     from ci_budget.models import Plan
     from ci_budget.registry import specs
-    from ci_budget.trigger.decide import Facts, decide
+    from ci_budget.trigger.authz import Facts
+    from ci_budget.trigger.decide import decide
 
     pull = types.SimpleNamespace(
         state="open", head_sha="0" * 40, number=1, draft=False,

@@ -14,6 +14,7 @@ from ci_budget.models import MatrixRow
 from ci_budget.trigger.authz import (
     LABEL,
     RUN,
+    Facts,
     Grant,
     Permissions,
     PermissionsError,
@@ -23,8 +24,7 @@ from ci_budget.trigger.authz import (
     parse_permissions,
 )
 from ci_budget.trigger.comment import parse_request
-from ci_budget.trigger.facts import Facts
-from ci_budget.trigger.limits import (
+from ci_budget.trigger.rows import (
     allowed_runner_configs,
     label_limits,
     label_rows,

@@ -17,14 +17,8 @@ from ci_budget.config import Config, ConfigError, parse_config
 from ci_budget.models import Plan
 from ci_budget.registry.specs import COMMAND, MAX_LINE_CHARS, MAX_SPEC_CHARS, USAGE
 from ci_budget.render.escape import inline
-from ci_budget.trigger.decide import (
-    PULL_ACTIONS,
-    Facts,
-    Need,
-    authorise,
-    decide,
-    is_bot,
-)
+from ci_budget.trigger.authz import Facts, Need, authorise, is_bot
+from ci_budget.trigger.decide import PULL_ACTIONS, decide
 from ci_budget.trigger.rows import suite_rows
 
 HOOKS = Path(__file__).parents[1] / "fixtures" / "github" / "webhooks"

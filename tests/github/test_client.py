@@ -13,8 +13,8 @@ from ci_budget.app.errors import AppError
 from ci_budget.app.settings import Settings
 from ci_budget.app.sink import Sink
 from ci_budget.config import Config
+from ci_budget.github.actions import EventError
 from ci_budget.github.client import GitHubClient, client_from_env
-from ci_budget.github.events import EventError
 from ci_budget.github.retry import GitHubError, ReadOnlyToken
 from ci_budget.github.sticky import upsert
 

@@ -1,8 +1,9 @@
-"""No workflow commands from data: what ci-budget prints in a job log is read here the way the
-Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed; `::`
-starts a command, and `##[` anywhere in a line makes one (the runner's older parser searches the
-line for it); `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the only
-commands found are the ones ci-budget meant to write."""
+"""The Actions runner's side (github/actions.py): reading the runner environment and the event
+file; and no workflow commands from data: what ci-budget prints in a job log is read here the
+way the Actions runner reads it (lines end at \\n, \\r or \\r\\n; leading blanks are trimmed;
+`::` starts a command, and `##[` anywhere in a line makes one (the runner's older parser
+searches the line for it); `::stop-commands::TOKEN` pauses them until `::TOKEN::`), and the
+only commands found are the ones ci-budget meant to write."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from actionrunner.runner import read_output_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ci_budget.github.workflow import annotation, print_report
+from ci_budget.github import actions
+from ci_budget.github.actions import EventError, annotation, load_payload, print_report, runner_env
 from ci_budget.render.escape import log_text
 
 DATA = [
@@ -209,3 +212,66 @@ def test_log_text_defuses_any_mix_of_line_ends(pieces):
     safe = log_text(original)
     assert runner_commands(safe) == []
     assert safe.replace("\u200b", "") == re.sub(r"\r\n|\r", "\n", original)
+
+
+# --- the runner environment and the event file --------------------------------------------------
+
+
+def test_runner_env_defaults_and_token_kept_out_of_repr():
+    env = runner_env({"GITHUB_TOKEN": "ghs_secret", "GITHUB_API_URL": "http://127.0.0.1:1/"})
+    assert env.api_url == "http://127.0.0.1:1" and env.server_url == "https://github.com"
+    assert env.token == "ghs_secret" and "ghs_secret" not in repr(env)
+    assert env.event_name is None and env.run_url is None
+    env = runner_env({"GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "5", "GITHUB_EVENT_NAME": ""})
+    assert env.run_url == "https://github.com/o/r/actions/runs/5" and env.event_name is None
+
+
+def test_payload_errors_name_the_event_and_the_file(tmp_path):
+    with pytest.raises(EventError, match="^push: GITHUB_EVENT_PATH is not set$"):
+        load_payload("push", None)
+    with pytest.raises(EventError, match=f"^push: cannot read {tmp_path}/none.json: "):
+        load_payload("push", str(tmp_path / "none.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe{")
+    with pytest.raises(EventError, match=f"^push: {bad} is not JSON: "):
+        load_payload("push", str(bad))
+    bad.write_text('"text"')
+    with pytest.raises(EventError, match="holds a JSON str, not an object"):
+        load_payload("push", str(bad))
+    bad.write_text('{"action": "opened"}')
+    assert load_payload("push", str(bad)) == {"action": "opened"}
+
+
+# --- outputs and the step summary, as the runner reads them -------------------------------------
+
+
+def test_outputs_are_multiline_safe_with_random_delimiters(tmp_path):
+    target = tmp_path / "out"
+    env = {"GITHUB_OUTPUT": str(target)}
+    hostile = "line1\nEOF\nghadelimiter_x\nshould-run<<EOF\ntrue"
+    assert actions.set_outputs({"reason": hostile, "should-run": False, "n": 3}, env)
+    parsed = read_output_file(target)
+    assert parsed == {"reason": hostile, "should-run": "false", "n": "3"}
+    delimiters = re.findall(r"<<(ghadelimiter_\w+)", target.read_text())
+    assert len(set(delimiters)) == 3
+
+
+def test_outputs_without_runner_env_do_nothing():
+    assert actions.set_outputs({"a": 1}, {}) is False
+
+
+def test_summary_appends_and_respects_the_limit(tmp_path):
+    target = tmp_path / "summary"
+    env = {"GITHUB_STEP_SUMMARY": str(target)}
+    actions.append_summary("# one\n", env)
+    actions.append_summary("x" * (actions.SUMMARY_LIMIT * 2), env)
+    data = target.read_bytes()
+    assert data.startswith(b"# one\n")
+    assert len(data) <= actions.SUMMARY_LIMIT
+    assert b"1 MiB limit" in data
+
+
+def test_annotation_escapes_properties_and_message():
+    line = actions.annotation("warning", "50%\nover", file="a,b:c.py", line=7, title="over budget")
+    assert line == "::warning file=a%2Cb%3Ac.py,line=7,title=over budget::50%25%0Aover"
+    assert actions.annotation("error", "boom") == "::error::boom"
