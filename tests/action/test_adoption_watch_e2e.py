@@ -33,7 +33,7 @@ ACTION = "ci-budget/ci-budget"
 STATS = "sgl-project/sglang-ci-stats"
 SUITE = "base-b-test-1-gpu-large"
 SLOW = "test/registered/test_slow.py"
-MARKER = "<!-- ci-budget-watch -->"
+MARKER = "<!-- ci-budget:watch -->"
 TEST = (
     "from pkg.core import work\n\n\ndef register_cuda_ci(*args, **kwargs):\n    return None\n\n\n"
     'register_cuda_ci(est_time={est}, stage="base-b", runner_config="1-gpu-large")\n'

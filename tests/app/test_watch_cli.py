@@ -111,7 +111,7 @@ def test_watch_markdown_opens_with_the_suites_at_risk_and_text_reads(tmp_path: P
              cwd=tmp_path, timeout=60)  # fmt: skip
     assert md.returncode == 0, md.stderr
     lines = md.stdout.splitlines()
-    assert lines[0] == "<!-- ci-budget-watch -->" and "1 suite(s) at risk" in lines[1]
+    assert lines[0] == "<!-- ci-budget:watch -->" and "1 suite(s) at risk" in lines[1]
     assert md.stdout.index("### Suites at risk") < md.stdout.index("```mermaid")
     assert f"`{SUITE}`" in lines[7]  # the first table row, on the first screen
     text = cli("history", "watch", str(runs), "--root", str(repo), cwd=tmp_path, timeout=60)

@@ -205,7 +205,7 @@ def test_comment_vanishing_right_after_create_is_listed_again_not_an_error(githu
     assert [c["op"] for c in github_standin.calls()].count("issues/create-comment") == 2
 
 
-WATCH = "<!-- ci-budget-watch -->"
+WATCH = "<!-- ci-budget:watch -->"
 
 
 def test_the_tracking_issue_is_opened_once_then_edited_in_place(github_standin):

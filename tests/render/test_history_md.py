@@ -8,7 +8,7 @@ from ci_budget.history.watch import Commit, RunRef, Step, SuiteWatch, Trend, Wat
 from ci_budget.render import history_md
 
 T0 = datetime(2026, 6, 10, 12, tzinfo=timezone.utc)
-EVIL = "test/registered/x`|<!-- ci-budget-watch -->@org/team [a](http://e).py"
+EVIL = "test/registered/x`|<!-- ci-budget:watch -->@org/team [a](http://e).py"
 
 
 def _ref(i: int) -> RunRef:
@@ -40,12 +40,12 @@ def _watch(steps: int = 1) -> Watch:
 
 def test_markdown_escapes_names_and_subjects():
     body = history_md.watch_markdown(_watch())
-    assert body.count("<!-- ci-budget-watch -->") == 1 and body.startswith("<!-- ci-budget")
+    assert body.count("<!-- ci-budget:watch -->") == 1 and body.startswith("<!-- ci-budget")
     assert "<script>" not in body and "@someone" not in body and "#12" not in body
     assert "\nsecond line" not in body  # a subject stays on its line
     for line in body.splitlines():  # the name is code wherever it is shown: no mention, no link
         if "@org/team" in line:
-            assert "`` test/registered/x`\\|<\u200b!-- ci-budget-watch -->@org" in line
+            assert "`` test/registered/x`\\|<\u200b!-- ci-budget:watch -->@org" in line
     assert "already over" in body  # level 1,920 s against an 1,800 s timeout
 
 

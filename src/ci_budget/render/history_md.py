@@ -25,6 +25,7 @@ from ci_budget.render.blocks import (
     md_row,
 )
 from ci_budget.render.escape import code, md, plain
+from ci_budget.render.sticky import marker_for
 from ci_budget.units import secs
 
 # ==== history show ============================================================================
@@ -60,7 +61,7 @@ def markdown(
     return join(top, parts, limit)
 
 
-PR_MARKER = "<!-- ci-budget:est-time -->"
+PR_MARKER = marker_for("est-time")
 RULES = {
     "sglang": "the measured p90 itself, as sglang's `update_est_time.py` writes it",
     "margin": "the measured p90 x (1 + margin), rounded up",
@@ -131,7 +132,7 @@ def est_time_pr(found, left, rule: str, limit: int = COMMENT_LIMIT) -> str:
 
 # ==== history watch ===========================================================================
 
-MARKER = "<!-- ci-budget-watch -->"  # the tracking issue's marker: one issue, edited in place
+MARKER = marker_for("watch")  # the tracking issue's marker: one issue, edited in place
 MAX_COMMITS = 5  # commits listed per step
 
 
