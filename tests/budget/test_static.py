@@ -26,7 +26,7 @@ from ci_budget.workspace.git import (
     resolve,
     selected,
 )
-from ci_budget.workspace.history_store import save_history
+from ci_budget.workspace.numbers import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 CONFIG = "[stage-timeouts]\nbase-b = 20\n"

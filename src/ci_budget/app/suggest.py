@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.history import store_option
+from ci_budget.app.numbers import store_option
 from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
@@ -91,7 +91,7 @@ def _big(s) -> bool:
 
 def _found(settings, options: SuggestOptions, regs, sink: Sink):
     """The suggestions, from the model when one is given, else from the history store."""
-    from ci_budget.app.history import open_store, store_path
+    from ci_budget.app.numbers import open_store, store_path
     from ci_budget.budget import suggest as rule
 
     if options.partition_model is None:

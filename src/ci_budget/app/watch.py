@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.errors import AppError
-from ci_budget.app.history import store_option, store_path
+from ci_budget.app.numbers import store_option, store_path
 from ci_budget.app.options import option
 from ci_budget.app.sink import Sink
 
@@ -41,7 +41,8 @@ class WatchOptions:
 
 
 def _history(settings, options: WatchOptions, sink: Sink):
-    from ci_budget.app.history import _add_directory, _add_file, open_store
+    from ci_budget.app.history import _add_directory, _add_file
+    from ci_budget.app.numbers import open_store
     from ci_budget.history.model import History
 
     given = options.store is not None or not options.inputs
