@@ -129,6 +129,11 @@ class ProcessTree:
             start_new_session=True,
         )
         self.pgid = self.proc.pid
+        self.leftover_names: list[str] = []  # the sandbox's init names them; here, no names
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
 
     def record_descendants(self) -> None:
         """Remember every process whose parent chain leads to the file's process, or to an

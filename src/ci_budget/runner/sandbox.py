@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.runner import sandbox_mounts as sm
+from ci_budget.runner.proctree import ProcessTree
 from ci_budget.runner.sandbox_tree import SETTLE, SandboxedTree
 
 INIT = "ci_budget_sandbox_init.py"
@@ -275,3 +276,14 @@ def open_sandbox(policy: SandboxPolicy, python: str, checkout: str, env: Mapping
         box.close()
         raise
     return box
+
+
+def contain(box: Sandbox | None, cmd: list[str], cwd: Path, env: Mapping[str, str],
+            root: Path, grace: float, pinned: Sequence[str] = ()) -> ProcessTree | SandboxedTree:  # fmt: skip
+    """The one way PR code (a test file, the install step) is started, whichever the mode: in
+    the run's sandbox `box` (opened by `open_sandbox` from the policy), else in a session of
+    its own under `ProcessTree`. Both trees are watched and ended the same way (`proc`,
+    `record_descendants`, `terminate`, `cleanup`, `returncode`, `leftover_names`)."""
+    if box is None:
+        return ProcessTree(cmd, cwd, env)
+    return box.start(cmd, cwd, env, sm.checkout_of(root), grace, pinned)
