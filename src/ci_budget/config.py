@@ -170,24 +170,25 @@ class Config(Section):
             return max(size // 3, 1)
         return max(1, min(size, int(rule)))
 
-    def suite_rule(self, suite: str | None) -> str | float | None:
-        """The suite's own per-file timeout rule, if it has one."""
-        return _lookup(self.suite_file_timeouts, suite) if suite else None
-
-    def timeout_for(self, est_time: float, suite: str | None = None) -> float:
-        """Per-file timeout: the suite's own (`suite-file-timeouts`), else `file-timeout`;
-        each a number of seconds or the est-time rule."""
-        rule = self.suite_rule(suite)
-        return timeout_rule(self.file_timeout if rule is None else rule, est_time)
+    def timeout_for(self, est_time: float, suite: str | None = None, per_file: float | None = None,
+                    from_est_time: bool = False, increase: float = 0.0) -> float:  # fmt: skip
+        """The one per-file timeout rule, as run_suite.py sets it: `from_est_time`
+        (--timeout-from-est-time), else `per_file` (--timeout-per-file), else the suite's own
+        (`suite-file-timeouts`, read from sglang's workflows), else `file-timeout`. Each is a
+        number of seconds or the est-time rule; a flat limit grows by `increase` (the retry
+        increase when retries are on)."""
+        own = _lookup(self.suite_file_timeouts, suite) if suite else None
+        rule = None if from_est_time else per_file or own
+        if from_est_time or isinstance(rule, str):
+            return est_time_timeout(est_time)
+        rule = self.file_timeout if rule is None else rule
+        flat = est_time_timeout(est_time) if isinstance(rule, str) else float(rule)
+        return flat + increase
 
 
 def est_time_timeout(est_time: float) -> float:
     """sglang's scheduled rule (`--timeout-from-est-time`): max(1.5 x est, est + 1800)."""
     return max(1.5 * float(est_time), float(est_time) + 1800.0)
-
-
-def timeout_rule(rule: str | float, est_time: float) -> float:
-    return est_time_timeout(est_time) if isinstance(rule, str) else float(rule)
 
 
 def _lookup(table: dict, name: str):

@@ -12,7 +12,6 @@ from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.run_dropin import (
     Retry,
     drop_in_options,
-    file_timeout,
     nothing_to_run,
     print_dry_run,
     retry_rules,
@@ -293,7 +292,13 @@ def _select(settings, options: RunOptions, sink: Sink):
     for job in selection.jobs:  # checked for --dry-run too: it answers what `run` would do
         if (why := missing_selection(root, job)) is not None:
             raise AppError(why)
-        job.timeout = file_timeout(config, options, job)
+        job.timeout = config.timeout_for(
+            job.est_time,
+            job.suite,
+            options.timeout_per_file,
+            options.timeout_from_est_time,
+            options.retry.timeout_increase if options.retry else 0.0,
+        )
     return scan.registrations, selection
 
 

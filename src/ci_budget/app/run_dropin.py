@@ -81,21 +81,6 @@ def retry_rules(settings, retry: Retry | None):
                       patterns.retriable)  # fmt: skip
 
 
-def file_timeout(config, options, job) -> float:
-    """The job's per-file limit as run_suite.py sets it: --timeout-from-est-time, else
-    --timeout-per-file, else the suite's own (read from the workflows), else the default; a
-    flat limit grows by the retry increase when retries are on."""
-    from ci_budget.config import est_time_timeout
-
-    if options.timeout_from_est_time:
-        return est_time_timeout(job.est_time)
-    rule = config.suite_rule(job.suite) if options.timeout_per_file is None else None
-    if isinstance(rule, str):
-        return est_time_timeout(job.est_time)
-    limit = options.timeout_per_file or rule or config.timeout_for(job.est_time)
-    return limit + (options.retry.timeout_increase if options.retry else 0.0)
-
-
 def print_dry_run(selection, fmt: str, sink: Sink) -> None:
     if fmt == "json":
         keys = ("path", "est_time", "suite", "backend")

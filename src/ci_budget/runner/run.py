@@ -145,7 +145,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
     datafiles.clear(out)
-    limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
+    limit = job.timeout or opts.config.timeout_for(job.est_time, job.suite, opts.timeout_per_file)
     cmd, cwd = command(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
     env = file_env(opts, plugin_dir, progress_file)
