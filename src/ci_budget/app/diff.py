@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
 from ci_budget.app.report import (
     comment_mode_option,
     fail_on_option,
@@ -16,7 +14,7 @@ from ci_budget.app.report import (
     post_option,
     pr_option,
 )
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 from ci_budget.models import RegistryScan
 
 KIND = "budget"  # its own sticky comment, beside the measured `run` one

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
 from ci_budget.app.sandboxing import (
     env_drop_option,
     env_keep_option,
@@ -27,7 +25,7 @@ from ci_budget.app.sandboxing import (
     sandbox_option,
     sandbox_policy,
 )
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 from ci_budget.arch.docstrings import class_names, parse_source
 from ci_budget.arch.fill import fill_values
 from ci_budget.arch.flags import SILENT, SILENT_ALL, UNVERIFIED, flag_rows

@@ -10,9 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ci_budget import HISTORY_STORE
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 
 # -- the history store
 

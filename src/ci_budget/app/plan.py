@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import HISTORY_HELP, MODEL_HELP, AppError, Sink, option
 
 
 @dataclass

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink
 
 MAX_BYTES = 32 * 1024 * 1024  # a 100,000-test report is ~20 MB
 SHA = re.compile(r"[0-9a-f]{40}")

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import FORMATS, MODEL_HELP, option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import FORMATS, MODEL_HELP, AppError, Sink, option
 
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
 FAIL_ON = ("over", "timeout", "failed", "never")

@@ -7,8 +7,6 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.run_dropin import (
     Retry,
     drop_in_options,
@@ -27,7 +25,7 @@ from ci_budget.app.sandboxing import (
     sandbox_option,
     sandbox_policy,
 )
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import HISTORY_HELP, MODEL_HELP, AppError, Sink, option
 
 
 @dataclass

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink
 from ci_budget.units import secs
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink
 
 NOT_IN_LOG = "not run: not in run_suite.py's TIMINGS block (an earlier file failed?)"
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
+from ci_budget.app.settings import AppError, option
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a

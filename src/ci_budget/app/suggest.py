@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.numbers import store_option
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import Sink, option
 
 
 @dataclass
@@ -171,7 +170,7 @@ PR_TITLE = "Update est_time from measured runs"
 def _open_pr(settings, options: SuggestOptions, found, left, sink: Sink) -> None:
     """Commit the rewritten files on the branch, push it, and open or update its one pull
     request; nothing when no file changed (an open one stays as it is)."""
-    from ci_budget.app.errors import AppError
+    from ci_budget.app.settings import AppError
     from ci_budget.github.client import client_from_env
     from ci_budget.github.retry import GitHubError
     from ci_budget.github.sticky import upsert_pull

@@ -7,10 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
 from ci_budget.app.numbers import store_option, store_path
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 
 KEEP = 10_000  # samples kept per series in memory: the watch reads every run it is given
 ISSUE_TITLE = "ci-budget watch: stage headroom, step changes and est_time"

@@ -102,13 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_use_case", None) is None:
         parser.print_help()
         return 2
-    from ci_budget.app.errors import AppError
+    from ci_budget.app.settings import AppError
     from ci_budget.cli.common import call
 
     try:
         return call(args)
     except AppError as exc:  # the message may quote a PR's text: no workflow command from it
-        from ci_budget.app.sink import log_text
+        from ci_budget.app.settings import log_text
 
         print(log_text(f"{args._parser.prog}: {exc}"), file=sys.stderr)
         return exc.status

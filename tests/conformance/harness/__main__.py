@@ -12,9 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.settings import Settings
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Settings, Sink
 
 PROG = "python -m tests.conformance.harness"
 
