@@ -12,6 +12,7 @@ from ci_budget.app.run_dropin import (
     drop_in_options,
     nothing_to_run,
     print_dry_run,
+    read_log,
     retry_rules,
 )
 from ci_budget.app.sandboxing import (
@@ -154,8 +155,6 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
     if options.from_log is not None:
-        from ci_budget.app.run_log import read_log
-
         registrations, selection = _select(settings, options, sink)
         python = options.python or "python3"
         meta = _meta(settings, options, registrations, python, "script", None)
