@@ -45,9 +45,8 @@ from ci_budget.runner.environment import tests_env
 from ci_budget.runner.gpu import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
 from ci_budget.runner.sandbox_mounts import checkout_of
-from ci_budget.workspace.git import GitError
-from ci_budget.workspace.revert import head_worktree, reset, revert, toplevel
-from ci_budget.workspace.sources import read_source, repo_relative, write_source
+from ci_budget.workspace.files import read_source, repo_relative, write_source
+from ci_budget.workspace.git import GitError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
 

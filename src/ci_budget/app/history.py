@@ -27,7 +27,7 @@ class AddOptions:
 def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     """Add results files and sglang-ci-stats run files (or directories of them) to the store;
     exit 2 when any was unusable (one line each; the others are kept)."""
-    from ci_budget.workspace.numbers import save_history
+    from ci_budget.workspace.files import save_history
 
     sink = sink or Sink(settings)
     settings.check()
@@ -59,7 +59,7 @@ def _add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | 
     """New samples from one file (a results file or a run file, told apart by shape); None
     when it was not used (a line in `bad`, or in a directory, silence for other JSON)."""
     from ci_budget.history.cistats import RunFileError, add_run, is_run_file, parse_run
-    from ci_budget.workspace.result_files import ResultsError, parse_results, read_json
+    from ci_budget.workspace.files import ResultsError, parse_results, read_json
 
     try:
         data = read_json(path)

@@ -2,7 +2,7 @@
 timing history, read once each with one policy for bad input (a warning line, then sglang's
 fallback: est_time per file, coeff 1 and bias 0 per suite). The one place that loads them:
 plan, diff, report, run, suggest, watch and `history` read them through these functions, which
-call the file edge (`workspace.numbers`) once each."""
+call the file edge (`workspace.files`) once each."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ci_budget.app.settings import AppError, Sink, option
 def open_store(path: Path, max_samples: int | None = None, missing_ok: bool = False, what=""):
     """The History at `path`; an AppError (prefixed with `what`) when it cannot be used."""
     from ci_budget.history.model import HistoryError
-    from ci_budget.workspace.numbers import load_history
+    from ci_budget.workspace.files import load_history
 
     try:
         return load_history(path, max_samples, missing_ok=missing_ok)
@@ -49,7 +49,7 @@ def partition_model(path: Path | None, sink: Sink):
     """The model at `path` (None without one); each problem with it is one warning line."""
     if path is None:
         return None
-    from ci_budget.workspace.numbers import read_model
+    from ci_budget.workspace.files import read_model
 
     model, problems = read_model(path)
     for line in problems:

@@ -82,9 +82,8 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink, errors: list):
     from ci_budget.models import Plan
     from ci_budget.trigger.decide import Facts, decide, split_list
     from ci_budget.workspace.git import in_work_tree
-    from ci_budget.workspace.permissions import read_permissions
-    from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.project import read_permissions
+    from ci_budget.workspace.scan import rerun_files, scan_tree
 
     root, config = settings.root, settings.config
     facts = Facts(sha=settings.env.sha, root=str(root))
@@ -260,8 +259,7 @@ def gather(need, facts, feedback, config) -> None:
     """Fetch the fact `need` names. Failures are recorded, and the core refuses on them."""
     try:
         if need.what == "registry":
-            from ci_budget.workspace.commits import registrations_at
-            from ci_budget.workspace.rerun_files import rerun_files_at
+            from ci_budget.workspace.scan import registrations_at, rerun_files_at
 
             facts.registry_sha = need.sha
             facts.registry = registrations_at(facts.root, need.sha, config, feedback.token)

@@ -184,7 +184,7 @@ def elsewhere(settings, runs) -> list[str]:
 
 
 def load_runs(options: ReportOptions) -> list:
-    from ci_budget.workspace.result_files import ResultsError, load_json_reports, load_results
+    from ci_budget.workspace.files import ResultsError, load_json_reports, load_results
 
     if not options.results and not options.json_reports:
         raise AppError(
@@ -204,8 +204,7 @@ def measured_table_rows(settings, runs) -> tuple[list, list]:
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
     from ci_budget.arch.flags import arch_mismatch
     from ci_budget.arch.match import attach_measured
-    from ci_budget.workspace.guards import guard_files
-    from ci_budget.workspace.sources import inside
+    from ci_budget.workspace.files import guard_files, inside
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})

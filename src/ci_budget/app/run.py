@@ -252,8 +252,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
-    from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import directory_order, scan_tree
+    from ci_budget.workspace.scan import directory_order, rerun_files, scan_tree
 
     root, config = settings.root, settings.config
     partition = None

@@ -68,8 +68,8 @@ class _Null:
 def _log(root: Path):
     """`before..after` -> commits, each range read once; None where git cannot say."""
     from ci_budget.history.watch import Commit
-    from ci_budget.workspace.commits import range_log
     from ci_budget.workspace.git import GitError, in_work_tree
+    from ci_budget.workspace.scan import range_log
 
     usable = in_work_tree(root)
     seen: dict[tuple[str, str], list[Commit] | None] = {}
@@ -92,7 +92,7 @@ def _log(root: Path):
 
 def _imports(root: Path, files) -> dict[str, set[str]]:
     from ci_budget.history.watch import imported_modules
-    from ci_budget.workspace.sources import read_source
+    from ci_budget.workspace.files import read_source
 
     out = {}
     for rel in files:

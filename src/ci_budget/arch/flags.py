@@ -1,7 +1,7 @@
 """Flags on measured-table rows: is the fix shown to matter on the CI architecture? Pure.
 
 Rows come from `docstrings.parse_source`; measured values are matched to rows in `match`, and
-written back in `fill`. Reading files is the caller's (`ci_budget.workspace.guards`).
+written back in `fill`. Reading files is the caller's (`ci_budget.workspace.files`).
 """
 
 from __future__ import annotations

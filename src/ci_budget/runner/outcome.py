@@ -11,7 +11,7 @@ from ci_budget.models import FileResult, RunResults
 from ci_budget.results import printed, reportlog, timings
 from ci_budget.results.phases import MESSAGE_LIMIT
 from ci_budget.units import secs
-from ci_budget.workspace.sources import write_source
+from ci_budget.workspace.files import write_source
 
 
 def printed_values(job, opts, art, stem, report) -> dict[str, list[str]]:
