@@ -41,8 +41,8 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
-from ci_budget.runner.environment import tests_env
-from ci_budget.runner.gpu import detect_gpu
+from ci_budget.runner.command import tests_env
+from ci_budget.runner.preflight import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
 from ci_budget.runner.sandbox_mounts import checkout_of
 from ci_budget.workspace.files import read_source, repo_relative, write_source

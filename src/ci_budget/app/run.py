@@ -192,7 +192,7 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     starts with the environment it is given)."""
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
-    from ci_budget.runner.gpu import GpuProbe
+    from ci_budget.runner.preflight import GpuProbe
     from ci_budget.runner.sandbox_mounts import checkout_of
 
     wrap = box.wrap(checkout_of(settings.root)) if box is not None else None

@@ -78,7 +78,7 @@ def nothing_to_run(settings, options, sink: Sink) -> str | None:
 
 
 def retry_rules(settings, retry: Retry | None):
-    from ci_budget.runner.retry import RetryRules
+    from ci_budget.runner.outcome import RetryRules
 
     if retry is None:
         return None

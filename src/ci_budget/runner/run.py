@@ -3,7 +3,7 @@
 Each file runs through `sandbox.contain`: in the tests' sandbox (its own PID namespace, ended
 with the file) or, without one, in a new session under `proctree.ProcessTree`; either way nothing
 the file started survives it, and a file that left processes to kill is failed. The tests write their reports
-into a folder of their own; ci-budget copies them out as capped data (`datafiles`). Results are
+into a folder of their own; ci-budget copies them out as capped data (`outcome`). Results are
 written after every file (temp file + rename), so a job killed later keeps every number
 measured so far.
 """
@@ -27,14 +27,23 @@ from ci_budget.config import Config
 from ci_budget.history.logs import timings_block
 from ci_budget.models import Attempt, FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
-from ci_budget.runner import datafiles, progress
-from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
-from ci_budget.runner.environment import step_file_env
-from ci_budget.runner.outcome import file_result, read_lines, write_results
-from ci_budget.runner.proctree import ProcessTree, child_subreaper
-from ci_budget.runner.retry import RetryRules, retry_reason
+from ci_budget.runner import command, outcome
+from ci_budget.runner.command import (
+    artifact_stem,
+    command_line,
+    file_env,
+    prepare_plugin_dir,
+    step_file_env,
+)
+from ci_budget.runner.outcome import (
+    RetryRules,
+    file_result,
+    read_lines,
+    retry_reason,
+    write_results,
+)
+from ci_budget.runner.proctree import ProcessTree, SandboxedTree, child_subreaper
 from ci_budget.runner.sandbox import Sandbox, contain
-from ci_budget.runner.sandbox_tree import SandboxedTree
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
 
@@ -130,8 +139,8 @@ def _watch(tree: ProcessTree | SandboxedTree, job: Job, opts: RunSetup, limit: f
         if now - start >= limit:
             return True
         if live is not None:
-            test = progress.current_test(datafiles.tail(progress_file.parent, progress_file.name))
-            live.show(progress.line(tag, job.path, now - start, job.est_time, test))
+            test = command.current_test(outcome.tail(progress_file.parent, progress_file.name))
+            live.show(command.line(tag, job.path, now - start, job.est_time, test))
         elif now >= next_beat:
             say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
             next_beat += opts.heartbeat
@@ -144,9 +153,9 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     stem = artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
-    datafiles.clear(out)
+    outcome.clear(out)
     limit = job.timeout or opts.config.timeout_for(job.est_time, job.suite, opts.timeout_per_file)
-    cmd, cwd = command(job, opts, out)
+    cmd, cwd = command_line(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
     env = file_env(opts, plugin_dir, progress_file)
     say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
@@ -156,7 +165,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     tree = contain(opts.sandbox, cmd, cwd, env, opts.root, opts.grace, pinned)
     last: list[str] = []
     stream = opts.stream or sys.stdout
-    live = progress.LiveLine(stream) if progress.is_live(stream) else None
+    live = command.LiveLine(stream) if command.is_live(stream) else None
     # A terminal gets the live line instead of the output.
     sinks = [(log, False)] if live else [(stream, True), (log, False)]
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
@@ -176,7 +185,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
         live.clear()
     elif last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
-    refused = datafiles.collect(out, art, stem)
+    refused = outcome.collect(out, art, stem)
     result = file_result(job, opts, art, stem, tree.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
     for note in refused:
@@ -211,8 +220,8 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
         say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
             f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
         log = opts.artifacts_dir / (artifact_stem(job.path) + ".log")
-        if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
-            for text in progress.log_tail(log):  # the output a terminal did not see live
+        if res.status != "passed" and command.is_live(opts.stream or sys.stdout):
+            for text in command.log_tail(log):  # the output a terminal did not see live
                 say(f"    {text}")
             say(f"    (full output: {log})")
         if rules is None or attempt >= rules.max_attempts:
@@ -313,7 +322,7 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
         tree.cleanup(5.0)  # what it left running goes; a server it started is no install
     pump.join(timeout=5)
     rc = tree.returncode
-    got = [datafiles.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
+    got = [outcome.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
     text = [x.decode(errors="replace") if isinstance(x, bytes) else "" for x in got]
     shutil.rmtree(steps, ignore_errors=True)
     return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(

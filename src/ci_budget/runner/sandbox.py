@@ -15,7 +15,7 @@ minus every credential and every runner internal.
   runner uid 0 with an empty capability bounding set (root-owned files are its own, as outside;
   every path it must not reach is not mounted).
 - Results: the tests write only into the run's `out` folder; ci-budget reads what it expects
-  from there as capped data (`datafiles`).
+  from there as capped data (`outcome`).
 - Network: the host's unless `network="none"` (docs/security.md: why).
 """
 
@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.runner import sandbox_mounts as sm
-from ci_budget.runner.proctree import ProcessTree
-from ci_budget.runner.sandbox_tree import SETTLE, SandboxedTree
+from ci_budget.runner.proctree import SETTLE, ProcessTree, SandboxedTree
 
 INIT = "ci_budget_sandbox_init.py"
 OPT_OUT = "--sandbox off (action input unsandboxed-tests-i-accept-the-risk: true)"
