@@ -5,16 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.report import (
+from ci_budget.app.settings import (
+    AppError,
+    Sink,
     comment_mode_option,
     fail_on_option,
     format_option,
     kept,
+    option,
     out_option,
     post_option,
     pr_option,
 )
-from ci_budget.app.settings import AppError, Sink, option
 from ci_budget.models import RegistryScan
 
 KIND = "budget"  # its own sticky comment, beside the measured `run` one

@@ -94,6 +94,50 @@ def refuse_unused(options) -> None:
             raise AppError(f"{flag_of(f)} applies only with {flag_of(needed)}")
 
 
+# The published report's options, shared by `report` and `diff`.
+FAIL_ON = ("over", "timeout", "failed", "never")
+COMMENT_MODES = ("always", "changes", "off")
+
+
+def out_option():
+    return option(
+        None, metavar="FILE",
+        help="also write the markdown to FILE and a .json copy next to it (default: no file)",
+    )  # fmt: skip
+
+
+def kept(out: Path | None) -> str:
+    """Where a report is kept besides what was printed, for the error of a failed post."""
+    return f"the report is in {out}" if out is not None else "the report was printed only"
+
+
+def format_option():
+    return option(
+        None, choices=FORMATS, help="what to print (default: text on a terminal, else markdown)"
+    )
+
+
+def fail_on_option(help: str):
+    return option("never", choices=FAIL_ON, help=help)
+
+
+def post_option():
+    return option(False, help="publish as the PR's sticky comment")
+
+
+def pr_option():
+    return option(None, help="PR number for --post (default: the event's)")
+
+
+def comment_mode_option():
+    return option(
+        "changes", choices=COMMENT_MODES, needs="post",
+        help="--post: always create or update the comment; changes: create it only when the "
+        "PR changes what ci-budget watches or a finding exists, update one that exists "
+        "(default: %(default)s); off: post nothing",
+    )  # fmt: skip
+
+
 class Settings:
     def __init__(
         self,
