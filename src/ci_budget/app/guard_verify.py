@@ -44,7 +44,7 @@ from ci_budget.registry.parse import scan_source
 from ci_budget.runner.command import tests_env
 from ci_budget.runner.preflight import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
-from ci_budget.runner.sandbox_mounts import checkout_of
+from ci_budget.runner.sandbox import probe_wrap
 from ci_budget.workspace.files import read_source, repo_relative, write_source
 from ci_budget.workspace.git import GitError, head_worktree, reset, revert, toplevel
 
@@ -170,7 +170,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         raise GuardError(f"{rel}: no measured table in its docstrings")
     # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
     env = tests_env(config.env_drop, config.env_keep)
-    wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
+    wrap = probe_wrap(sandbox, root)
     gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
     chosen, mismatch = run_arch(config, arch, gpu)
     if mismatch and on_mismatch is not None:

@@ -193,9 +193,9 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
     from ci_budget.runner.preflight import GpuProbe
-    from ci_budget.runner.sandbox_mounts import checkout_of
+    from ci_budget.runner.sandbox import probe_wrap
 
-    wrap = box.wrap(checkout_of(settings.root)) if box is not None else None
+    wrap = probe_wrap(box, settings.root)
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
     pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
     gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)

@@ -286,3 +286,9 @@ def contain(box: Sandbox | None, cmd: list[str], cwd: Path, env: Mapping[str, st
     if box is None:
         return ProcessTree(cmd, cwd, env)
     return box.start(cmd, cwd, env, sm.checkout_of(root), grace, pinned)
+
+
+def probe_wrap(box: Sandbox | None, root: Path) -> Callable[[list[str]], list[str]] | None:
+    """How a short probe (the tests' interpreter, the GPU) runs, whichever the mode: wrapped
+    into the run's sandbox `box`, or as given (None)."""
+    return None if box is None else box.wrap(sm.checkout_of(root))
