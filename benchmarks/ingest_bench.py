@@ -49,7 +49,7 @@ def _ours_json(path: Path, regs, copy: Path | None = None) -> tuple[int, str]:
     from ci_budget.config import Config
     from ci_budget.render.run_md import markdown
     from ci_budget.render.text import json_chunks
-    from ci_budget.workspace.result_files import load_json_reports
+    from ci_budget.workspace.files import load_json_reports
 
     report = build_report(regs, load_json_reports([str(path)]), Config())
     if copy is not None:  # the report's .json copy, as `report` writes it
@@ -149,7 +149,7 @@ def _ours_shards(paths: list[Path], regs) -> tuple[int, str]:
     from ci_budget.budget.status import build_report
     from ci_budget.config import Config
     from ci_budget.render.run_md import markdown
-    from ci_budget.workspace.result_files import load_results
+    from ci_budget.workspace.files import load_results
 
     report = build_report(regs, load_results([str(p) for p in paths]), Config())
     return len(report.lines), markdown(report)
@@ -169,7 +169,7 @@ def child(what: str, inputs: list[str], files: int) -> None:
     """In a fresh process: imports first, then the measured work; prints added peak KiB."""
     import ci_budget.budget.status  # noqa: F401
     import ci_budget.render.run_md  # noqa: F401
-    import ci_budget.workspace.result_files  # noqa: F401
+    import ci_budget.workspace.files  # noqa: F401
 
     regs = registrations_for([_path(i) for i in range(files)])
     paths = [Path(p) for p in inputs]
@@ -208,7 +208,7 @@ def run(
     repeat: int = 3,
 ) -> list[Row]:
     from ci_budget.results.timings import file_results_from_json_report
-    from ci_budget.workspace.result_files import load_json_reports, read_json
+    from ci_budget.workspace.files import load_json_reports, read_json
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="ci-budget-ingest-") as tmp:

@@ -45,8 +45,8 @@ def full_parse_report(checkout: Path, base: str) -> dict:
     from ci_budget.app.settings import Settings
     from ci_budget.budget.diff import build_static
     from ci_budget.registry.parse import merge, scan_source
+    from ci_budget.workspace.files import guard_files
     from ci_budget.workspace.git import changed_files, list_files, read_blobs, resolve
-    from ci_budget.workspace.guards import guard_files
 
     settings = Settings(checkout)
     config = settings.config

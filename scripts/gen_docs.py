@@ -261,7 +261,7 @@ def builtins_block() -> str:
         DEFAULT_REGISTER_FUNCTIONS,
         DEFAULT_RUNNER_CONFIGS,
     )
-    from ci_budget.runner.environment import DEFAULT_DROP, NEVER_KEPT
+    from ci_budget.runner.command import DEFAULT_DROP, NEVER_KEPT
 
     runners = [(f"`{n}`", _toml(r.runs_on), r.gpus, r.arch or "")
                for n, r in DEFAULT_RUNNER_CONFIGS.items()]  # fmt: skip

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ci_budget.runner.environment import scrubbed_env  # noqa: E402
+from ci_budget.runner.command import scrubbed_env  # noqa: E402
 from ci_budget.runner.sandbox import SandboxError, SandboxPolicy, open_sandbox  # noqa: E402
 
 TORCH = (

@@ -162,9 +162,8 @@ def test_report_reads_no_file_outside_the_checkout(tmp_path, capsys):
 
 
 def test_guard_suggest_takes_only_a_plain_path_and_the_verified_file(tmp_path, monkeypatch):
-    from ci_budget.app.errors import AppError
     from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest_bodies
-    from ci_budget.app.settings import Settings
+    from ci_budget.app.settings import AppError, Settings
     from ci_budget.config import Config
     from ci_budget.models import GuardVerification
 
@@ -192,7 +191,7 @@ def test_guard_suggest_takes_only_a_plain_path_and_the_verified_file(tmp_path, m
 
 
 def test_a_hex_revert_ref_is_the_commit_even_beside_a_file_of_that_name(tmp_path):
-    from ci_budget.workspace.revert import head_worktree, revert
+    from ci_budget.workspace.git import head_worktree, revert
 
     root = repo(tmp_path, {"state.py": "FIXED = False\n"})
     (root / "state.py").write_text("FIXED = True\n")

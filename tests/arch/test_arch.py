@@ -29,7 +29,7 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.models import TestTiming as Timing
-from ci_budget.workspace.guards import guard_files
+from ci_budget.workspace.files import guard_files
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "arch"
 SGLANG = "test_unified_radix_cache_kl_hybrid_bitexact.py"

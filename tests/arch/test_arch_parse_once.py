@@ -6,7 +6,7 @@ import ast
 
 from ci_budget.arch import docstrings
 from ci_budget.config import Config
-from ci_budget.workspace.guards import guard_files
+from ci_budget.workspace.files import guard_files
 
 SOURCE = '''"""Measured KL (CI runs H200).
 

@@ -10,9 +10,8 @@ import pytest
 from ghstandin import INSTALLATION_TOKEN
 from gitrepo import git
 
-from ci_budget.app.errors import AppError
 from ci_budget.app.guard_suggest import GuardSuggestOptions, suggest_bodies
-from ci_budget.app.settings import Settings
+from ci_budget.app.settings import AppError, Settings
 from ci_budget.config import Config
 from ci_budget.github.client import GitHubClient
 from ci_budget.models import GuardVerification

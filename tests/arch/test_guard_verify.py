@@ -11,8 +11,7 @@ from gitrepo import git
 
 from ci_budget.cli import main
 from ci_budget.models import GuardVerification
-from ci_budget.workspace.git import GitError
-from ci_budget.workspace.revert import head_worktree, revert
+from ci_budget.workspace.git import GitError, head_worktree, revert
 from tests.arch.test_guard_printed import REL, cells, standin_repo
 
 STATE = "standin_state.py"

@@ -18,7 +18,7 @@ from ci_budget.models import (
     RunMeta,
     RunResults,
 )
-from ci_budget.workspace.result_files import ResultsError, load_results
+from ci_budget.workspace.files import ResultsError, load_results
 
 SUITE = "base-b-test-1-gpu-large"
 CONFIG = Config()

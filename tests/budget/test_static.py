@@ -17,6 +17,7 @@ from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RegistryScan, RunMeta, RunResults
 from ci_budget.render.diff_md import LIMIT, MARKER, markdown
+from ci_budget.workspace.files import save_history
 from ci_budget.workspace.git import (
     GitError,
     glob_dirs,
@@ -26,7 +27,6 @@ from ci_budget.workspace.git import (
     resolve,
     selected,
 )
-from ci_budget.workspace.history_store import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 CONFIG = "[stage-timeouts]\nbase-b = 20\n"

@@ -21,7 +21,7 @@ from ci_budget.config import Config, Thresholds
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RunMeta, RunResults
 from ci_budget.registry.parse import scan_source
-from ci_budget.workspace.history_store import save_history
+from ci_budget.workspace.files import save_history
 
 MAIN = '\n\nif __name__ == "__main__":\n    main()\n'
 

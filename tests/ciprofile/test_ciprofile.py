@@ -5,8 +5,7 @@ import sys
 
 from helpers.registry import reg
 
-from ci_budget.workspace.ciprofile import detect
-from ci_budget.workspace.project import load_config
+from ci_budget.workspace.project import detect, load_config
 from tests.sglang_tree import RUNNER_CONFIGS, make_tree
 
 

@@ -116,7 +116,7 @@ def test_missing_script_is_a_usage_error_naming_it(tmp_path):
 def test_a_shard_ci_budget_run_refuses_is_one_line_naming_the_command(tmp_path):
     """The ci-budget side is `ci-budget run` itself: where it refuses a matrix row's command
     line, the harness says so (exit 2), never a silent empty shard."""
-    from ci_budget.app.errors import AppError
+    from ci_budget.app.settings import AppError
     from tests.conformance.harness.ours import run_files
 
     root = add_scripts(make_tree(tmp_path, TESTS))

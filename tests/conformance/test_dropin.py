@@ -20,7 +20,7 @@ from ci_budget.ciprofile.sglang_jobs import (
     run_suite_default,
     stage_job_timeouts,
 )
-from ci_budget.runner.retry import RetryRules, retry_reason
+from ci_budget.runner.outcome import RetryRules, retry_reason
 
 RUN_SUITE = """\
 import argparse

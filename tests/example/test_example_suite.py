@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_budget.workspace.guards import guard_files
+from ci_budget.workspace.files import guard_files
 from ci_budget.workspace.project import load_config
 from ci_budget.workspace.scan import scan_tree
 

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN, PAT_TOKEN, READONLY_TOKEN
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.settings import Settings
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Settings, Sink
 from ci_budget.config import Config
 from ci_budget.github.actions import EventError
 from ci_budget.github.client import GitHubClient, client_from_env

@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers.cli import cli
 
 from ci_budget.history.cistats import is_run_file, parse_run
-from ci_budget.workspace.history_store import load_history
+from ci_budget.workspace.files import load_history
 
 RUNS = Path(__file__).parents[1] / "fixtures" / "sglang-ci-stats" / "runs"
 SUITE = "base-c-test-4-gpu-h100"

@@ -12,7 +12,7 @@ from helpers.cli import cli
 
 from ci_budget.history.model import History, HistoryError, percentile, run_identity
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.workspace.history_store import load_history, save_history
+from ci_budget.workspace.files import load_history, save_history
 
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 SUITE = "base-b-test-1-gpu-large"

@@ -14,7 +14,7 @@ from helpers.sharding import shard_count
 from ci_budget.config import Config
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.workspace.history_store import save_history
+from ci_budget.workspace.files import save_history
 
 SUITE = "base-b-test-1-gpu-large"
 TEST = """\

@@ -9,8 +9,8 @@ import pytest
 from gitrepo import git
 
 from ci_budget.config import Config, parse_config
-from ci_budget.workspace.commits import registrations_at
 from ci_budget.workspace.git import GitError
+from ci_budget.workspace.scan import registrations_at
 
 LINE = 'register_cuda_ci(est_time={est}, stage="base-b", runner_config="{runner}")\n'
 

@@ -12,7 +12,7 @@ import pytest
 from benchmarks.genresults import json_report
 from ci_budget.models import TestTiming
 from ci_budget.results.timings import file_results_from_json_report
-from ci_budget.workspace.result_files import read_json
+from ci_budget.workspace.files import read_json
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "json_report" / "sample.json"
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ci_budget.cli import main
-from ci_budget.runner.environment import DEFAULT_DROP, scrubbed_env
+from ci_budget.runner.command import DEFAULT_DROP, scrubbed_env
 
 DUMP = """\
 import json, os, unittest
@@ -133,7 +133,7 @@ def test_env_keep_cannot_bring_back_the_runners_credentials_or_file_commands(tmp
 
 
 def test_an_install_steps_own_file_commands_are_read_as_the_runner_reads_them():
-    from ci_budget.runner.environment import step_file_env
+    from ci_budget.runner.command import step_file_env
 
     env_text = "A=1\nNOTES<<EOF\nline one\nline=two\nEOF\nB=x=y\n"
     got = step_file_env(env_text, "/venv/bin\n/opt/bin\n", {"PATH": "/usr/bin"})

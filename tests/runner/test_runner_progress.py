@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from ci_budget.cli import main
-from ci_budget.runner import progress, run
+from ci_budget.runner import command, run
 
 TEST = """\
 import time, unittest
@@ -75,13 +75,13 @@ def test_ci_output_stays_plain_lines(tmp_path, monkeypatch):
 
 
 def test_line_fits_the_width():
-    text = progress.line("[2/9]", "test/registered/a/" + "x" * 200 + ".py", 30, 20, "", width=80)
+    text = command.line("[2/9]", "test/registered/a/" + "x" * 200 + ".py", 30, 20, "", width=80)
     assert len(text) == 79 and "150%" in text and "OVER" in text
 
 
 def test_line_names_the_running_test_by_its_function():
     """Parameters may hold `::`: the live line names the test function, not a piece of them."""
-    text = progress.line("[1/2]", "t.py", 3, 20, "t.py::TestKL::test_case[a::b]", width=200)
+    text = command.line("[1/2]", "t.py", 3, 20, "t.py::TestKL::test_case[a::b]", width=200)
     assert text.endswith("  t.py · test_case")
-    assert progress.line("[1/2]", "t.py", 3, 20, "t.py::test_mod", width=200).endswith("· test_mod")
-    assert "·" not in progress.line("[1/2]", "t.py", 3, 20, "", width=200)
+    assert command.line("[1/2]", "t.py", 3, 20, "t.py::test_mod", width=200).endswith("· test_mod")
+    assert "·" not in command.line("[1/2]", "t.py", 3, 20, "", width=200)

@@ -17,7 +17,7 @@ from helpers.sandbox import sandbox_or_skip
 
 from ci_budget.cli import main
 from ci_budget.models import RunResults
-from ci_budget.runner import datafiles, sandbox
+from ci_budget.runner import outcome, sandbox
 from ci_budget.runner.sandbox_mounts import Mount, View, gpu_devices, mount_args
 
 SUITE = "base-b-test-1-gpu-large"
@@ -235,13 +235,13 @@ def test_report_files_are_read_only_as_capped_regular_files(tmp_path):
     (out / "a.json").write_text('{"ok": 1}')
     (out / "a.jsonl").symlink_to(secret)  # a link to what the runner can read
     os.mkfifo(out / "a.progress.jsonl")  # a reader that opens this blocks forever
-    assert datafiles.collect(out, art, "a") == [
+    assert outcome.collect(out, art, "a") == [
         "report file refused: a.jsonl: not a regular file (Too many levels of symbolic links)",
         "report file refused: a.progress.jsonl: not a regular file",
     ]
     assert (art / "a.json").read_text() == '{"ok": 1}' and not (art / "a.jsonl").exists()
-    assert datafiles.read_capped(out, "a.json", cap=3) == "a.json: over 0 MiB"
-    assert datafiles.tail(out, "a.progress.jsonl") == b"" and datafiles.tail(out, "a.jsonl") == b""
+    assert outcome.read_capped(out, "a.json", cap=3) == "a.json: over 0 MiB"
+    assert outcome.tail(out, "a.progress.jsonl") == b"" and outcome.tail(out, "a.jsonl") == b""
 
 
 def test_a_copy_replaces_a_planted_link_instead_of_writing_through_it(tmp_path):
@@ -252,7 +252,7 @@ def test_a_copy_replaces_a_planted_link_instead_of_writing_through_it(tmp_path):
     target.write_text("kept")
     (art / "a.json").symlink_to(target)
     (out / "a.json").write_text("{}")
-    assert datafiles.collect(out, art, "a") == []
+    assert outcome.collect(out, art, "a") == []
     assert target.read_text() == "kept" and not (art / "a.json").is_symlink()
 
 

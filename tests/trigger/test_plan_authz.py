@@ -12,8 +12,7 @@ import pytest
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
 
 from ci_budget.app.plan import PlanOptions, plan
-from ci_budget.app.settings import Settings
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import Settings, Sink
 from tests.render.test_untrusted import LIVE, tokens
 from tests.trigger.test_plan_cli import (
     HOOKS,

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 
 
 @dataclass
@@ -33,7 +31,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
     unverified or silent on its CI arch."""
     from ci_budget.app.fill import given_arch
     from ci_budget.arch.docstrings import SILENT, UNVERIFIED
-    from ci_budget.workspace.guards import guard_files
+    from ci_budget.workspace.files import guard_files
 
     sink = sink or Sink(settings)
     arch = given_arch(options.arch, settings.config.gpu_arch_map())
@@ -64,7 +62,7 @@ def check(settings, options: CheckOptions, sink: Sink | None = None) -> int:
 def _groups(settings, options: CheckOptions, arch: str | None):
     """(files, CI arch) groups: the given files under --arch, and each suite's files under its
     runner config's arch."""
-    from ci_budget.workspace.sources import repo_relative
+    from ci_budget.workspace.files import repo_relative
 
     root, config = settings.root, settings.config
     groups: list[tuple[list[str], str | None]] = []

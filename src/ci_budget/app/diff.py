@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.report import (
+from ci_budget.app.settings import (
+    AppError,
+    Sink,
     comment_mode_option,
     fail_on_option,
     format_option,
     kept,
+    option,
     out_option,
     post_option,
     pr_option,
 )
-from ci_budget.app.sink import Sink
 from ci_budget.models import RegistryScan
 
 KIND = "budget"  # its own sticky comment, beside the measured `run` one
@@ -154,7 +154,7 @@ def _base_scan(settings, commit, base_files: list[str], unchanged: set, head: di
 
 def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
     """Guard-table rows and problems of the Python files changed since the base commit."""
-    from ci_budget.workspace.guards import guard_files
+    from ci_budget.workspace.files import guard_files
 
     root = settings.root
     files = [rel for rel in changed if rel.endswith(".py") and (root / rel).is_file()]
@@ -163,7 +163,7 @@ def _changed_table_rows(settings, changed: list[str]) -> tuple[list, list]:
 
 def _base_table_rows(settings, commit: str, changed: list[str]) -> list:
     """The flagged guard rows the changed files had at the base: flags the PR did not bring."""
-    from ci_budget.workspace.guards import rows_at_commit
+    from ci_budget.workspace.files import rows_at_commit
 
     py = [rel for rel in changed if rel.endswith(".py")]
     return rows_at_commit(settings.root, commit, py, settings.config)

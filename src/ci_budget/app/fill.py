@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 
 
 @dataclass
@@ -44,7 +42,7 @@ def fill(settings, options: FillOptions, sink: Sink | None = None) -> int:
     """Print the tables (exit 1 when there are none), or the filled rows (exit 1 when nothing
     matched, 2 on a bad table)."""
     from ci_budget.arch.docstrings import parse_source
-    from ci_budget.workspace.sources import read_source, repo_relative
+    from ci_budget.workspace.files import read_source, repo_relative
 
     sink = sink or Sink(settings)
     root, amap = settings.root, settings.config.gpu_arch_map()
@@ -101,7 +99,7 @@ def _fill(settings, options: FillOptions, sink: Sink, rel: str, source: str, row
         sink.echo(f"{rel}:{line}:")
         sink.echo("\n".join(lines))
     if options.write and new != source:
-        from ci_budget.workspace.sources import write_source
+        from ci_budget.workspace.files import write_source
 
         write_source(settings.root / rel, new)
         sink.note(f"wrote {rel}")
@@ -132,7 +130,7 @@ def detected_arch(results, amap) -> str:
 
 
 def _results(paths) -> list:
-    from ci_budget.workspace.result_files import ResultsError, read_results
+    from ci_budget.workspace.files import ResultsError, read_results
 
     out = []
     for path in paths:

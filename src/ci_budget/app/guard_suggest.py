@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 
 
 @dataclass

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
 from ci_budget.app.sandboxing import (
     env_drop_option,
     env_keep_option,
@@ -27,7 +25,7 @@ from ci_budget.app.sandboxing import (
     sandbox_option,
     sandbox_policy,
 )
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink, option
 from ci_budget.arch.docstrings import (
     SILENT,
     SILENT_ALL,
@@ -49,13 +47,12 @@ from ci_budget.models import (
     RunResults,
 )
 from ci_budget.registry.parse import scan_source
-from ci_budget.runner.environment import tests_env
-from ci_budget.runner.gpu import detect_gpu
+from ci_budget.runner.command import tests_env
+from ci_budget.runner.preflight import detect_gpu
 from ci_budget.runner.run import Job, RunSetup, run_jobs
-from ci_budget.runner.sandbox_mounts import checkout_of
-from ci_budget.workspace.git import GitError
-from ci_budget.workspace.revert import head_worktree, reset, revert, toplevel
-from ci_budget.workspace.sources import read_source, repo_relative, write_source
+from ci_budget.runner.sandbox import probe_wrap
+from ci_budget.workspace.files import read_source, repo_relative, write_source
+from ci_budget.workspace.git import GitError, head_worktree, reset, revert, toplevel
 
 STILL_FLAGGED = (UNVERIFIED, SILENT, SILENT_ALL)
 
@@ -179,7 +176,7 @@ def verify(root: Path, config: Config, rel: str, refs: list[str], *, python: str
         raise GuardError(f"{rel}: no measured table in its docstrings")
     # The torch probe runs the tests' interpreter: the tests' environment, in their sandbox.
     env = tests_env(config.env_drop, config.env_keep)
-    wrap = sandbox.wrap(checkout_of(root)) if sandbox is not None else None
+    wrap = probe_wrap(sandbox, root)
     gpu = detect_gpu(amap, python=python, env=env, wrap=wrap)
     chosen, mismatch = run_arch(config, arch, gpu)
     if mismatch and on_mismatch is not None:

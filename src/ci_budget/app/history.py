@@ -1,41 +1,12 @@
-"""Use cases `history add` and `history show`, and the store as the other use cases open it."""
+"""Use cases `history add` and `history show`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget import HISTORY_STORE
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
-
-
-def open_store(path: Path, max_samples: int | None = None, missing_ok: bool = False, what=""):
-    """The History at `path`; an AppError (prefixed with `what`) when it cannot be used."""
-    from ci_budget.history.model import HistoryError
-    from ci_budget.workspace.history_store import load_history
-
-    try:
-        return load_history(path, max_samples, missing_ok=missing_ok)
-    except HistoryError as exc:
-        raise AppError(f"{what}{exc}") from None
-
-
-STORE_HELP = f"the timing history store (default: {HISTORY_STORE} at --root when given, else here)"
-
-
-def store_option():
-    """The `--history FILE` of the history commands (None: `store_path`'s default)."""
-    return option(None, flag="--history", metavar="FILE", help=STORE_HELP)
-
-
-def store_path(settings, given: Path | None) -> Path:
-    """The store a history command uses: `given`, else the default one at --root when one was
-    given, else in the current directory."""
-    if given is not None:
-        return given
-    return (settings.root if settings.root_given else Path()) / HISTORY_STORE
+from ci_budget.app.numbers import open_store, store_option, store_path
+from ci_budget.app.settings import AppError, Sink, option
 
 
 @dataclass
@@ -56,7 +27,7 @@ class AddOptions:
 def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     """Add results files and sglang-ci-stats run files (or directories of them) to the store;
     exit 2 when any was unusable (one line each; the others are kept)."""
-    from ci_budget.workspace.history_store import save_history
+    from ci_budget.workspace.files import save_history
 
     sink = sink or Sink(settings)
     settings.check()
@@ -88,7 +59,7 @@ def _add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | 
     """New samples from one file (a results file or a run file, told apart by shape); None
     when it was not used (a line in `bad`, or in a directory, silence for other JSON)."""
     from ci_budget.history.cistats import RunFileError, add_run, is_run_file, parse_run
-    from ci_budget.workspace.result_files import ResultsError, parse_results, read_json
+    from ci_budget.workspace.files import ResultsError, parse_results, read_json
 
     try:
         data = read_json(path)

@@ -1,13 +1,16 @@
-"""Use case `plan`: what a GitHub event runs, where and at which commit."""
+"""Use case `plan`: what a GitHub event runs, where and at which commit.
+
+Then what `plan` asks of and tells GitHub (`Feedback`): the facts the trigger core asks for
+(permission, the pull request, its commits, the registry at a commit) and the answer on the PR
+(reaction, reply, label removal, approval notice). Any failure becomes a message, never a crash.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import HISTORY_HELP, MODEL_HELP, AppError, Sink, option
 
 
 @dataclass
@@ -29,7 +32,6 @@ def plan(settings, options: PlanOptions, sink: Sink | None = None) -> int:
     """Decide, answer on the PR, write the outputs; exit 0 (someone else's bad input never
     fails the step), except for registry errors in a plan that would run: those stop it with
     one line each and exit 2, as sglang's compute_partitions.py stops (docs/commands.md)."""
-    from ci_budget.app.plan_github import Feedback, answer
     from ci_budget.render.escape import inline
 
     sink = sink or Sink(settings)
@@ -76,15 +78,13 @@ def _decide(settings, options: PlanOptions, feedback, sink: Sink, errors: list):
     """Ask the trigger core, fetching each fact it asks for, until it gives a Plan; a plan
     that would run over registry errors is stopped (`errors` gets them)."""
     from ci_budget.app.numbers import plan_numbers
-    from ci_budget.app.plan_github import gather
     from ci_budget.github.actions import EventError
     from ci_budget.models import Plan
     from ci_budget.trigger.authz import Facts
     from ci_budget.trigger.decide import decide, split_list
     from ci_budget.workspace.git import in_work_tree
-    from ci_budget.workspace.permissions import read_permissions
-    from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.project import read_permissions
+    from ci_budget.workspace.scan import rerun_files, scan_tree
 
     root, config = settings.root, settings.config
     facts = Facts(sha=settings.env.sha, root=str(root))
@@ -223,3 +223,112 @@ def describe(plan, calls: int | None) -> str:
     if calls is not None:
         lines.append(f"github-api-calls: {calls}")
     return "\n".join(lines)  # printed through the Sink: no line of it is a workflow command
+
+
+class Feedback:
+    """The GitHub client, made on first use; any failure becomes a message, never a crash."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.token = settings.token
+        self.client = None
+
+    def get(self):
+        if self.client is None:
+            from ci_budget.github.client import client_from_env
+
+            settings = self.settings
+            self.client = client_from_env(
+                settings.env.values, token=self.token, config=settings.config
+            )
+        return self.client
+
+    @property
+    def calls(self) -> int | None:
+        if self.client is None:
+            return None
+        calls = self.client.calls
+        return calls if isinstance(calls, int) else len(calls)
+
+
+def _problem(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def gather(need, facts, feedback, config) -> None:
+    """Fetch the fact `need` names. Failures are recorded, and the core refuses on them."""
+    try:
+        if need.what == "registry":
+            from ci_budget.workspace.scan import registrations_at, rerun_files_at
+
+            facts.registry_sha = need.sha
+            facts.registry = registrations_at(facts.root, need.sha, config, feedback.token)
+            facts.rerun_files = rerun_files_at(facts.root, need.sha, config)
+            return
+        client = feedback.get()
+        if need.what == "refusals":
+            facts.refused = client.refused_logins(need.number, need.page or 1)
+        elif need.what == "permission":
+            facts.permission = client.permission(need.login)
+        elif need.what == "commits":
+            facts.commits = client.pull_commits(need.number)
+        else:
+            facts.pull = client.pull(need.number)
+    except Exception as exc:  # noqa: BLE001 - any doubt about authorisation means no run
+        setattr(facts, f"{need.what}_error", _problem(exc))  # refusals_error: ask as if none
+
+
+def answer(plan, feedback, run_url: str | None, sink) -> list[str]:
+    """React and reply on the PR, remove a lapsed label; returns warnings (the plan stands
+    either way)."""
+    warnings: list[str] = []
+    acts = plan.reply or plan.notice or plan.unlabel
+    if plan.reaction is None and not acts:
+        return warnings
+    try:
+        client = feedback.get()
+    except Exception as exc:  # noqa: BLE001
+        return [f"cannot answer on the pull request: {_problem(exc)}"]
+    if plan.reaction and plan.comment_id is not None:
+        try:
+            client.react(plan.comment_id, plan.reaction)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(f"cannot react to comment {plan.comment_id}: {_problem(exc)}")
+    if plan.reply and plan.pr_number is not None:
+        body = plan.reply + (f"\n[plan run]({run_url})\n" if run_url else "")
+        try:
+            _reply(client, plan, body)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(f"cannot reply on #{plan.pr_number}: {_problem(exc)}")
+    for label in plan.unlabel:
+        try:
+            client.remove_label(plan.pr_number, label)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(
+                f"cannot remove label {label!r} from #{plan.pr_number}: {_problem(exc)}"
+            )
+    if plan.notice and plan.pr_number is not None:
+        try:  # one comment per PR, edited in place: a push never adds a notification
+            from ci_budget.github.sticky import upsert
+
+            upsert(client, plan.pr_number, "approval", plan.notice)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(
+                f"cannot post the approval notice on #{plan.pr_number}: {_problem(exc)}"
+            )
+    for warning in warnings:
+        sink.warn(warning)
+    return warnings
+
+
+def _reply(client, plan, body: str) -> None:
+    """Post the reply; a `reply_once` reply only when this PR has none of ours with its key."""
+    if plan.reply_once is None:
+        client.create_comment(plan.pr_number, body)
+        return
+    from ci_budget.render.sticky import marker_for
+
+    marker = marker_for(plan.reply_once)
+    if not client.ours(plan.pr_number, marker):
+        client.create_comment(plan.pr_number, f"{marker}\n{body}")

@@ -1,58 +1,35 @@
-"""Use case `report`: measured time against est_time, published to every sink."""
+"""Use case `report`: measured time against est_time, published to every sink.
+
+Then `report --report-json FILE`: publish a report that a job without a write token made
+(a `pull_request` run of a fork, the shards of an existing stage job), from a job that has one
+(`workflow_run`). The file is untrusted data: it must validate as a ci-budget report of the
+kind asked for (a size cap first), and it is rendered again here, so every text in it goes
+through the one escaping layer; none of its markdown is posted. The pull request is never
+taken from the file: `--pr`, else the event's, and for `workflow_run` the open pull request
+whose head is the run's `head_sha` on its `head_repository` (GitHub's API, by head branch).
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import FORMATS, MODEL_HELP, option
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import (
+    MODEL_HELP,
+    AppError,
+    Sink,
+    comment_mode_option,
+    fail_on_option,
+    format_option,
+    kept,
+    option,
+    out_option,
+    post_option,
+    pr_option,
+)
 
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows no more per step and level
-FAIL_ON = ("over", "timeout", "failed", "never")
-
-
-def out_option():
-    return option(
-        None, metavar="FILE",
-        help="also write the markdown to FILE and a .json copy next to it (default: no file)",
-    )  # fmt: skip
-
-
-def kept(out: Path | None) -> str:
-    """Where a report is kept besides what was printed, for the error of a failed post."""
-    return f"the report is in {out}" if out is not None else "the report was printed only"
-
-
-def format_option():
-    return option(
-        None, choices=FORMATS, help="what to print (default: text on a terminal, else markdown)"
-    )
-
-
-def fail_on_option(help: str):
-    return option("never", choices=FAIL_ON, help=help)
-
-
-def post_option():
-    return option(False, help="publish as the PR's sticky comment")
-
-
-def pr_option():
-    return option(None, help="PR number for --post (default: the event's)")
-
-
-COMMENT_MODES = ("always", "changes", "off")
-
-
-def comment_mode_option():
-    return option(
-        "changes", choices=COMMENT_MODES, needs="post",
-        help="--post: always create or update the comment; changes: create it only when the "
-        "PR changes what ci-budget watches or a finding exists, update one that exists "
-        "(default: %(default)s); off: post nothing",
-    )  # fmt: skip
 
 
 @dataclass
@@ -99,8 +76,6 @@ class ReportOptions:
 def report(settings, options: ReportOptions, sink: Sink | None = None) -> int:
     """Build the report, write it everywhere; the exit status follows `fail_on`."""
     if options.report_json is not None:
-        from ci_budget.app.post_json import PostJsonOptions, post_json
-
         if options.results or options.json_reports:
             raise AppError("--report-json takes no --results or --json-report")
         published = PostJsonOptions(options.report_json, options.kind, options.pr,
@@ -186,7 +161,7 @@ def elsewhere(settings, runs) -> list[str]:
 
 
 def load_runs(options: ReportOptions) -> list:
-    from ci_budget.workspace.result_files import ResultsError, load_json_reports, load_results
+    from ci_budget.workspace.files import ResultsError, load_json_reports, load_results
 
     if not options.results and not options.json_reports:
         raise AppError(
@@ -206,8 +181,7 @@ def measured_table_rows(settings, runs) -> tuple[list, list]:
     this run recorded (GPU runs only: a CPU number is no architecture's)."""
     from ci_budget.arch.docstrings import arch_mismatch
     from ci_budget.arch.match import attach_measured
-    from ci_budget.workspace.guards import guard_files
-    from ci_budget.workspace.sources import inside
+    from ci_budget.workspace.files import guard_files, inside
 
     root, config = settings.root, settings.config
     files = sorted({result.path for run in runs for result in run.files})
@@ -289,3 +263,111 @@ def arch_annotations(report) -> list[str]:
             )
         )
     return out
+
+
+MAX_BYTES = 32 * 1024 * 1024  # a 100,000-test report is ~20 MB
+SHA = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass
+class PostJsonOptions:
+    path: Path
+    kind: str = "run"  # "run": a run report; "budget": the static report
+    pr: int | None = None
+    post: bool = False
+    out: Path | None = Path("ci-budget-report.md")  # None: the step summary only
+    comment_mode: str = "changes"  # report --comment-mode
+
+
+def load_report(path: Path, kind: str):
+    """The report in `path`, validated as `kind`; AppError in one line otherwise."""
+    from pydantic import ValidationError
+
+    from ci_budget.budget.diff import StaticReport
+    from ci_budget.models import Report
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise AppError(f"{path}: {size} bytes; a report is at most {MAX_BYTES}")
+        text = path.read_bytes()
+    except OSError as exc:
+        raise AppError(f"{path}: {exc.strerror}") from None
+    model = StaticReport if kind == "budget" else Report
+    try:
+        report = model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise AppError(f"{path}: not a ci-budget {kind} report: {where}: {first['msg']}") from None
+    if report.kind != kind:
+        raise AppError(f"{path}: a {report.kind!r} report, not {kind!r}")
+    return report
+
+
+def run_head(settings) -> tuple[str, str, str] | None:
+    """(head repository, head branch, head SHA) of a workflow_run event, or None."""
+    if settings.event_name != "workflow_run":
+        return None
+    run = settings.event().get("workflow_run")
+    if not isinstance(run, dict):
+        raise AppError("workflow_run event without a workflow_run object")
+    repo = (run.get("head_repository") or {}).get("full_name")
+    branch, sha = run.get("head_branch"), run.get("head_sha")
+    if not (isinstance(repo, str) and isinstance(branch, str) and isinstance(sha, str)):
+        raise AppError("workflow_run: head_repository, head_branch or head_sha missing")
+    if not SHA.fullmatch(sha):
+        raise AppError(f"workflow_run: head_sha {sha[:60]!r} is not a commit SHA")
+    return repo, branch, sha
+
+
+def _pull(settings, head: tuple[str, str, str] | None) -> int:
+    from ci_budget.github.client import client_from_env
+    from ci_budget.github.retry import GitHubError
+
+    if head is None:
+        return settings.pr_number()
+    repo, branch, sha = head
+    try:
+        client = client_from_env(settings.env.values, token=settings.token, config=settings.config)
+        number = client.pull_for_head(repo, branch, sha)
+    except GitHubError as exc:
+        raise AppError(str(exc)) from None
+    if number is None:
+        raise AppError(f"no open pull request has {sha[:12]} at the head of {repo}:{branch}")
+    return number
+
+
+def post_json(settings, options: PostJsonOptions, sink: Sink | None = None) -> int:
+    from ci_budget.render.blocks import blob_base
+
+    sink = sink or Sink(settings)
+    report = load_report(options.path, options.kind)
+    head = run_head(settings)
+    env = settings.env
+    commit = head[2] if head else env.sha
+    blob = blob_base(env.server_url, env.repository, commit)
+    if options.kind == "budget":
+        from ci_budget.budget.verdict import static_news
+        from ci_budget.render.diff_md import markdown as budget_markdown
+
+        md, news = budget_markdown(report, blob=blob), static_news(report)
+    else:
+        from ci_budget.budget.verdict import run_news
+        from ci_budget.render.run_md import markdown
+
+        md, news = markdown(report, blob=blob), run_news(report)
+    sink.report_files(options.out, md, report.model_dump_json(indent=2))
+    sink.summary(md)
+    out = "" if options.out is None else str(options.out)
+    sink.outputs({"report-path": out})
+    if options.post and options.comment_mode != "off":
+        number = options.pr if options.pr is not None else _pull(settings, head)
+        sink.post(md, kind=options.kind, pr=number, what="the comment",
+                  where=out or "the step summary", mode=options.comment_mode,
+                  news=news)  # fmt: skip
+    elif options.post:
+        sink.echo(f"ci-budget: comment-mode off: no {options.kind} comment posted")
+    elif out:
+        sink.echo(f"report: {out}")
+    return 0

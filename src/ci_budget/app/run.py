@@ -7,14 +7,12 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import HISTORY_HELP, MODEL_HELP, option
 from ci_budget.app.run_dropin import (
     Retry,
     drop_in_options,
-    file_timeout,
     nothing_to_run,
     print_dry_run,
+    read_log,
     retry_rules,
 )
 from ci_budget.app.sandboxing import (
@@ -28,7 +26,7 @@ from ci_budget.app.sandboxing import (
     sandbox_option,
     sandbox_policy,
 )
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import HISTORY_HELP, MODEL_HELP, AppError, Sink, option
 
 
 @dataclass
@@ -157,8 +155,6 @@ def run(settings, options: RunOptions, sink: Sink | None = None) -> int:
         print_dry_run(_select(settings, options, sink)[1], options.format, sink)
         return 0
     if options.from_log is not None:
-        from ci_budget.app.run_log import read_log
-
         registrations, selection = _select(settings, options, sink)
         python = options.python or "python3"
         meta = _meta(settings, options, registrations, python, "script", None)
@@ -196,10 +192,10 @@ def _run(settings, options: RunOptions, sink: Sink, python: str, mode: str, box,
     starts with the environment it is given)."""
     from ci_budget.runner import preflight
     from ci_budget.runner import run as runner
-    from ci_budget.runner.gpu import GpuProbe
-    from ci_budget.runner.sandbox_mounts import checkout_of
+    from ci_budget.runner.preflight import GpuProbe
+    from ci_budget.runner.sandbox import probe_wrap
 
-    wrap = box.wrap(checkout_of(settings.root)) if box is not None else None
+    wrap = probe_wrap(box, settings.root)
     # Started before the scan, read after it: the interpreter and GPU queries overlap our work.
     pytest_probe = preflight.PytestProbe(python, env, wrap) if mode == "pytest" else None
     gpu_probe = GpuProbe(settings.config.gpu_arch_map(), python=python, env=env, wrap=wrap)
@@ -256,8 +252,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.runner.run import resolve_path
     from ci_budget.sharding.planners import parse_partition
     from ci_budget.sharding.select import SelectionError, select_jobs
-    from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import directory_order, scan_tree
+    from ci_budget.workspace.scan import directory_order, rerun_files, scan_tree
 
     root, config = settings.root, settings.config
     partition = None
@@ -293,7 +288,13 @@ def _select(settings, options: RunOptions, sink: Sink):
     for job in selection.jobs:  # checked for --dry-run too: it answers what `run` would do
         if (why := missing_selection(root, job)) is not None:
             raise AppError(why)
-        job.timeout = file_timeout(config, options, job)
+        job.timeout = config.timeout_for(
+            job.est_time,
+            job.suite,
+            options.timeout_per_file,
+            options.timeout_from_est_time,
+            options.retry.timeout_increase if options.retry else 0.0,
+        )
     return scan.registrations, selection
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.options import option
+from ci_budget.app.settings import AppError, option
 
 
 # The tests' sandbox, for `run` and `guard verify` (both run PR code). Command line only: in a
@@ -70,7 +69,7 @@ def open_sandbox(root: Path, config, policy, python: str, in_actions: bool, warn
     line (the workflow) and ci-budget's defaults, never from the config file, which in a GPU
     job is the PR's: its `env-drop` and `env-keep` are replaced here, with a warning. A sandbox
     that cannot start is a one-line error."""
-    from ci_budget.runner.environment import tests_env
+    from ci_budget.runner.command import tests_env
     from ci_budget.runner.sandbox import SandboxError
     from ci_budget.runner.sandbox import open_sandbox as open_box
     from ci_budget.runner.sandbox_mounts import checkout_of

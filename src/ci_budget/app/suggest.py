@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.history import store_option
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.numbers import store_option
+from ci_budget.app.settings import Sink, option
 
 
 @dataclass
@@ -91,7 +90,7 @@ def _big(s) -> bool:
 
 def _found(settings, options: SuggestOptions, regs, sink: Sink):
     """The suggestions, from the model when one is given, else from the history store."""
-    from ci_budget.app.history import open_store, store_path
+    from ci_budget.app.numbers import open_store, store_path
     from ci_budget.budget import suggest as rule
 
     if options.partition_model is None:
@@ -104,7 +103,7 @@ def _found(settings, options: SuggestOptions, regs, sink: Sink):
         )
     from ci_budget.app.numbers import note_uncovered, partition_model
     from ci_budget.sharding.model import PlanNumbers
-    from ci_budget.workspace.sources import read_source
+    from ci_budget.workspace.files import read_source
 
     model = partition_model(options.partition_model, sink)
     if model is None:
@@ -146,7 +145,7 @@ def _rewrite(settings, found, sink: Sink, include_all: bool = False) -> int:
     """Write each listed suggestion (only the significant ones without --all) into its file,
     changing only the est_time literal; returns how many failed."""
     from ci_budget.budget.suggest import RewriteError, rewrite_est_time, significant
-    from ci_budget.workspace.sources import read_source, write_source
+    from ci_budget.workspace.files import read_source, write_source
 
     failed = 0
     for s in found:
@@ -171,13 +170,13 @@ PR_TITLE = "Update est_time from measured runs"
 def _open_pr(settings, options: SuggestOptions, found, left, sink: Sink) -> None:
     """Commit the rewritten files on the branch, push it, and open or update its one pull
     request; nothing when no file changed (an open one stays as it is)."""
-    from ci_budget.app.errors import AppError
+    from ci_budget.app.settings import AppError
     from ci_budget.github.client import client_from_env
     from ci_budget.github.retry import GitHubError
     from ci_budget.github.sticky import upsert_pull
     from ci_budget.render.history_md import est_time_pr
-    from ci_budget.workspace.commits import push_branch
     from ci_budget.workspace.git import GitError
+    from ci_budget.workspace.scan import push_branch
 
     env = settings.env.values
     base = options.pr_base or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
@@ -202,7 +201,7 @@ def _open_pr(settings, options: SuggestOptions, found, left, sink: Sink) -> None
 
 
 def _read(path: Path) -> str | None:
-    from ci_budget.workspace.sources import read_source
+    from ci_budget.workspace.files import read_source
 
     try:
         return read_source(path)

@@ -7,10 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.history import store_option, store_path
-from ci_budget.app.options import option
-from ci_budget.app.sink import Sink
+from ci_budget.app.numbers import store_option, store_path
+from ci_budget.app.settings import AppError, Sink, option
 
 KEEP = 10_000  # samples kept per series in memory: the watch reads every run it is given
 ISSUE_TITLE = "ci-budget watch: stage headroom, step changes and est_time"
@@ -41,7 +39,8 @@ class WatchOptions:
 
 
 def _history(settings, options: WatchOptions, sink: Sink):
-    from ci_budget.app.history import _add_directory, _add_file, open_store
+    from ci_budget.app.history import _add_directory, _add_file
+    from ci_budget.app.numbers import open_store
     from ci_budget.history.model import History
 
     given = options.store is not None or not options.inputs
@@ -69,8 +68,8 @@ class _Null:
 def _log(root: Path):
     """`before..after` -> commits, each range read once; None where git cannot say."""
     from ci_budget.history.watch import Commit
-    from ci_budget.workspace.commits import range_log
     from ci_budget.workspace.git import GitError, in_work_tree
+    from ci_budget.workspace.scan import range_log
 
     usable = in_work_tree(root)
     seen: dict[tuple[str, str], list[Commit] | None] = {}
@@ -93,7 +92,7 @@ def _log(root: Path):
 
 def _imports(root: Path, files) -> dict[str, set[str]]:
     from ci_budget.history.watch import imported_modules
-    from ci_budget.workspace.sources import read_source
+    from ci_budget.workspace.files import read_source
 
     out = {}
     for rel in files:

@@ -2,7 +2,7 @@
 the flags on their rows: is the fix shown to matter on the CI architecture? Pure.
 
 The file is read with `ast`, never imported. Measured values are matched to rows in `match`,
-and written back in `fill`. Reading files is the caller's (`ci_budget.workspace.guards`).
+and written back in `fill`. Reading files is the caller's (`ci_budget.workspace.files`).
 """
 
 from __future__ import annotations

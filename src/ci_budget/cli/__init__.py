@@ -1,18 +1,17 @@
-"""`ci-budget` command line. Each top-level command lives in its own module with `add_parser`,
+"""`ci-budget` command line. Each top-level command is one `add_<name>` in `cli.commands`,
 which names the use case each of its leaves runs (`cli.common.add_leaf`); the leaf's flags come
 from that use case's options, and its run is one `app` call.
 
-Command modules import only argparse at module level, and a leaf loads its use case's module
-only when it parses or prints help, so `--help` stays fast.
+The command declarations import only argparse at module level, and a leaf loads its use case's
+module only when it parses or prints help, so `--help` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-# module under ci_budget.cli, one per top-level command; order is the order shown in --help
+# one `add_<name>` in ci_budget.cli.commands per top-level command; the order shown in --help
 COMMANDS = ["scan", "plan", "run", "report", "diff", "guard", "history"]
 
 EPILOG = """\
@@ -32,6 +31,7 @@ ci-budget.toml or .git, else the current directory) or on --root DIR.
 def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     """The whole command line; `lazy`: each leaf's options are added when it is used."""
     from ci_budget import __version__
+    from ci_budget.cli import commands
     from ci_budget.cli.common import LazyParser
 
     parser = argparse.ArgumentParser(
@@ -43,7 +43,7 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ci-budget {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=LazyParser)
     for name in COMMANDS:
-        importlib.import_module(f"ci_budget.cli.{name}").add_parser(sub)
+        getattr(commands, f"add_{name}")(sub)
     if not lazy:
         for leaf in leaves(parser):
             leaf._loaded()
@@ -102,13 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_use_case", None) is None:
         parser.print_help()
         return 2
-    from ci_budget.app.errors import AppError
+    from ci_budget.app.settings import AppError
     from ci_budget.cli.common import call
 
     try:
         return call(args)
     except AppError as exc:  # the message may quote a PR's text: no workflow command from it
-        from ci_budget.app.sink import log_text
+        from ci_budget.app.settings import log_text
 
         print(log_text(f"{args._parser.prog}: {exc}"), file=sys.stderr)
         return exc.status

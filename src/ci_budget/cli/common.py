@@ -1,4 +1,4 @@
-"""The command line built from the use cases' options (`app.options`): each leaf command names
+"""The command line built from the use cases' options (`app.settings`): each leaf command names
 its use case `(module, function, options class)`; its flags, defaults and help come from the
 options' fields, and the parsed namespace goes back into the options class unchanged.
 
@@ -95,11 +95,11 @@ def options_class(use_case: tuple) -> type:
 
 
 def add_options(parser: argparse.ArgumentParser, cls: type) -> None:
-    """One argument per field of the dataclass `cls` (see app.options.option)."""
+    """One argument per field of the dataclass `cls` (see app.settings.option)."""
     import dataclasses
     import typing
 
-    from ci_budget.app.options import default_of, flag_of
+    from ci_budget.app.settings import default_of, flag_of
 
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
@@ -167,7 +167,7 @@ def call(args) -> int:
     """Run the leaf's use case with the options the namespace holds."""
     import dataclasses
 
-    from ci_budget.app.options import refuse_unused
+    from ci_budget.app.settings import refuse_unused
 
     cls = options_class(args._use_case)
     options = cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})

@@ -1,6 +1,6 @@
 """Timing history: per (file, suite) samples taken from `RunResults` files, and statistics.
 
-The model of the store (`workspace.history_store` reads and writes it). Every results file is one run; its identity is a hash of its
+The model of the store (`workspace.files` reads and writes it). Every results file is one run; its identity is a hash of its
 content, so adding the same file twice adds nothing. Each (file, suite) keeps its newest
 `max_samples` samples (ordered by the run's date, then by when they were added).
 

@@ -1,9 +1,9 @@
 """Run registered test files, one process each, with per-file timeouts; record what happened.
 
-Each file runs in the tests' sandbox (`sandbox`: its own PID namespace, ended with the file) or,
-without one, in a new session under `proctree.ProcessTree`; either way nothing the file started
-survives it, and a file that left processes to kill is failed. The tests write their reports
-into a folder of their own; ci-budget copies them out as capped data (`datafiles`). Results are
+Each file runs through `sandbox.contain`: in the tests' sandbox (its own PID namespace, ended
+with the file) or, without one, in a new session under `proctree.ProcessTree`; either way nothing
+the file started survives it, and a file that left processes to kill is failed. The tests write their reports
+into a folder of their own; ci-budget copies them out as capped data (`outcome`). Results are
 written after every file (temp file + rename), so a job killed later keeps every number
 measured so far.
 """
@@ -27,15 +27,23 @@ from ci_budget.config import Config
 from ci_budget.history.logs import timings_block
 from ci_budget.models import Attempt, FileResult, RunMeta, RunResults
 from ci_budget.render.escape import log_text
-from ci_budget.runner import datafiles, progress
-from ci_budget.runner.command import artifact_stem, command, file_env, prepare_plugin_dir
-from ci_budget.runner.environment import step_file_env
-from ci_budget.runner.outcome import file_result, read_lines, write_results
-from ci_budget.runner.proctree import ProcessTree, child_subreaper
-from ci_budget.runner.retry import RetryRules, retry_reason
-from ci_budget.runner.sandbox import Sandbox
-from ci_budget.runner.sandbox_mounts import checkout_of
-from ci_budget.runner.sandbox_tree import SandboxedTree
+from ci_budget.runner import command, outcome
+from ci_budget.runner.command import (
+    artifact_stem,
+    command_line,
+    file_env,
+    prepare_plugin_dir,
+    step_file_env,
+)
+from ci_budget.runner.outcome import (
+    RetryRules,
+    file_result,
+    read_lines,
+    retry_reason,
+    write_results,
+)
+from ci_budget.runner.proctree import ProcessTree, SandboxedTree, child_subreaper
+from ci_budget.runner.sandbox import Sandbox, contain
 from ci_budget.sharding.select import Job, SelectionError, Skipped
 from ci_budget.units import secs
 
@@ -113,7 +121,7 @@ def _pump(src, sinks: list[tuple[TextIO, bool]], last: list[str]) -> None:
                 pass
 
 
-def _watch(tree: ProcessTree, job: Job, opts: RunSetup, limit: float, start: float,
+def _watch(tree: ProcessTree | SandboxedTree, job: Job, opts: RunSetup, limit: float, start: float,
            live, progress_file: Path, say: Callable[[str], None], tag: str) -> bool:  # fmt: skip
     """Wait for the file's process: live progress or heartbeat lines meanwhile; True when it
     ran past `limit`."""
@@ -131,18 +139,11 @@ def _watch(tree: ProcessTree, job: Job, opts: RunSetup, limit: float, start: flo
         if now - start >= limit:
             return True
         if live is not None:
-            test = progress.current_test(datafiles.tail(progress_file.parent, progress_file.name))
-            live.show(progress.line(tag, job.path, now - start, job.est_time, test))
+            test = command.current_test(outcome.tail(progress_file.parent, progress_file.name))
+            live.show(command.line(tag, job.path, now - start, job.est_time, test))
         elif now >= next_beat:
             say(f"{tag} ... still running {job.path} {now - start:.0f}s / {job.est_time:.0f}s")
             next_beat += opts.heartbeat
-
-
-def _start(opts: RunSetup, cmd: list[str], cwd: Path, env: dict):
-    if opts.sandbox is None:
-        return ProcessTree(cmd, cwd, env)
-    pinned = [str(opts.out), str(opts.artifacts_dir)]
-    return opts.sandbox.start(cmd, cwd, env, checkout_of(opts.root), opts.grace, pinned)
 
 
 def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[str], None],
@@ -152,18 +153,19 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
     stem = artifact_stem(job.path)
     for suffix in (".json", ".jsonl", ".progress.jsonl", ".log"):
         (art / (stem + suffix)).unlink(missing_ok=True)
-    datafiles.clear(out)
-    limit = job.timeout or opts.timeout_per_file or opts.config.timeout_for(job.est_time, job.suite)
-    cmd, cwd = command(job, opts, out)
+    outcome.clear(out)
+    limit = job.timeout or opts.config.timeout_for(job.est_time, job.suite, opts.timeout_per_file)
+    cmd, cwd = command_line(job, opts, out)
     progress_file = out / (stem + ".progress.jsonl")
     env = file_env(opts, plugin_dir, progress_file)
     say(f"{tag} START {job.path} (est {job.est_time:.0f}s, timeout {limit:.0f}s)")
     log = open(art / (stem + ".log"), "w", encoding="utf-8")  # noqa: SIM115
     start = time.monotonic()
-    tree = _start(opts, cmd, cwd, env)
+    pinned = [str(opts.out), str(opts.artifacts_dir)]
+    tree = contain(opts.sandbox, cmd, cwd, env, opts.root, opts.grace, pinned)
     last: list[str] = []
     stream = opts.stream or sys.stdout
-    live = progress.LiveLine(stream) if progress.is_live(stream) else None
+    live = command.LiveLine(stream) if command.is_live(stream) else None
     # A terminal gets the live line instead of the output.
     sinks = [(log, False)] if live else [(stream, True), (log, False)]
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, sinks, last), daemon=True)
@@ -183,9 +185,8 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
         live.clear()
     elif last and last[0] != "\n":  # keep our status line off the end of pytest's dots
         say("")
-    refused = datafiles.collect(out, art, stem)
-    rc = getattr(tree, "returncode", tree.proc.returncode)
-    result = file_result(job, opts, art, stem, rc, kill, elapsed, kill_epoch)
+    refused = outcome.collect(out, art, stem)
+    result = file_result(job, opts, art, stem, tree.returncode, kill, elapsed, kill_epoch)
     result.timeout = limit
     for note in refused:
         result.message = f"{result.message}; {note}" if result.message else note
@@ -196,7 +197,7 @@ def run_file(job: Job, opts: RunSetup, plugin_dir: Path | None, say: Callable[[s
         raise Interrupted(result) from interrupted
     if stragglers and not timed_out:
         # What a file leaves running holds GPUs and ports the next file needs: a failure.
-        names = getattr(tree, "leftover_names", [])
+        names = tree.leftover_names
         note = f"killed {len(stragglers)} leftover process(es) after the file ended" + (
             f" ({', '.join(names)})" if names else ""
         )
@@ -219,8 +220,8 @@ def _attempts(job: Job, opts: RunSetup, plugin_dir, say, tag: str, out: Path) ->
         say(f"{tag} {res.status.upper()} {job.path} {res.elapsed:.1f}s / "
             f"{job.est_time:.0f}s{pct}{tail}")  # fmt: skip
         log = opts.artifacts_dir / (artifact_stem(job.path) + ".log")
-        if res.status != "passed" and progress.is_live(opts.stream or sys.stdout):
-            for text in progress.log_tail(log):  # the output a terminal did not see live
+        if res.status != "passed" and command.is_live(opts.stream or sys.stdout):
+            for text in command.log_tail(log):  # the output a terminal did not see live
                 say(f"    {text}")
             say(f"    (full output: {log})")
         if rules is None or attempt >= rules.max_attempts:
@@ -303,11 +304,7 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
     for path in files.values():
         path.write_text("")
     env = {**env, **{k: str(v) for k, v in files.items()}}
-    tree: ProcessTree | SandboxedTree
-    if sandbox is None:
-        tree = ProcessTree(cmd_argv, root, env)
-    else:
-        tree = sandbox.start(cmd_argv, root, env, checkout_of(root), grace=5.0)
+    tree = contain(sandbox, cmd_argv, root, env, root, grace=5.0)
     pump = threading.Thread(target=_pump, args=(tree.proc.stdout, [(stream, True)], []),
                             daemon=True)  # fmt: skip
     pump.start()
@@ -324,8 +321,8 @@ def install(cmd: str, root: Path, env: dict, sandbox: Sandbox | None, stream: Te
     else:
         tree.cleanup(5.0)  # what it left running goes; a server it started is no install
     pump.join(timeout=5)
-    rc = getattr(tree, "returncode", tree.proc.returncode)
-    got = [datafiles.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
+    rc = tree.returncode
+    got = [outcome.read_capped(p.parent, p.name, 1 << 20) for p in files.values()]
     text = [x.decode(errors="replace") if isinstance(x, bytes) else "" for x in got]
     shutil.rmtree(steps, ignore_errors=True)
     return 124 if timed_out else rc if isinstance(rc, int) else 1, step_file_env(

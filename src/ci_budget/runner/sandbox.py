@@ -15,7 +15,7 @@ minus every credential and every runner internal.
   runner uid 0 with an empty capability bounding set (root-owned files are its own, as outside;
   every path it must not reach is not mounted).
 - Results: the tests write only into the run's `out` folder; ci-budget reads what it expects
-  from there as capped data (`datafiles`).
+  from there as capped data (`outcome`).
 - Network: the host's unless `network="none"` (docs/security.md: why).
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.runner import sandbox_mounts as sm
-from ci_budget.runner.sandbox_tree import SETTLE, SandboxedTree
+from ci_budget.runner.proctree import SETTLE, ProcessTree, SandboxedTree
 
 INIT = "ci_budget_sandbox_init.py"
 OPT_OUT = "--sandbox off (action input unsandboxed-tests-i-accept-the-risk: true)"
@@ -275,3 +275,20 @@ def open_sandbox(policy: SandboxPolicy, python: str, checkout: str, env: Mapping
         box.close()
         raise
     return box
+
+
+def contain(box: Sandbox | None, cmd: list[str], cwd: Path, env: Mapping[str, str],
+            root: Path, grace: float, pinned: Sequence[str] = ()) -> ProcessTree | SandboxedTree:  # fmt: skip
+    """The one way PR code (a test file, the install step) is started, whichever the mode: in
+    the run's sandbox `box` (opened by `open_sandbox` from the policy), else in a session of
+    its own under `ProcessTree`. Both trees are watched and ended the same way (`proc`,
+    `record_descendants`, `terminate`, `cleanup`, `returncode`, `leftover_names`)."""
+    if box is None:
+        return ProcessTree(cmd, cwd, env)
+    return box.start(cmd, cwd, env, sm.checkout_of(root), grace, pinned)
+
+
+def probe_wrap(box: Sandbox | None, root: Path) -> Callable[[list[str]], list[str]] | None:
+    """How a short probe (the tests' interpreter, the GPU) runs, whichever the mode: wrapped
+    into the run's sandbox `box`, or as given (None)."""
+    return None if box is None else box.wrap(sm.checkout_of(root))

@@ -12,9 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
-from ci_budget.app.settings import Settings
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Settings, Sink
 
 PROG = "python -m tests.conformance.harness"
 
@@ -36,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
 def _supported(root: Path) -> None:
     """Refuse, in one line, a checkout whose CI scripts do what ci-budget does not model:
     comparing would only list the consequences."""
-    from ci_budget.workspace.ciprofile import detect
+    from ci_budget.workspace.project import detect
 
     profile = detect(root)
     if profile is None:

@@ -11,9 +11,8 @@ import io
 import json
 from pathlib import Path
 
-from ci_budget.app.errors import AppError
 from ci_budget.app.numbers import plan_numbers
-from ci_budget.app.sink import Sink
+from ci_budget.app.settings import AppError, Sink
 from ci_budget.config import Config
 from ci_budget.sharding.dispatch import dispatch
 from ci_budget.workspace.scan import scan_tree

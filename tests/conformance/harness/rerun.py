@@ -269,8 +269,7 @@ def ours_decision(body: str, registrations, config, root: str, files=()):
 def checkout_facts(root: Path):
     """(registrations, config, multimodal test files) of a checkout, zero config."""
     from ci_budget.app.settings import Settings
-    from ci_budget.workspace.rerun_files import rerun_files
-    from ci_budget.workspace.scan import scan_tree
+    from ci_budget.workspace.scan import rerun_files, scan_tree
 
     settings = Settings(root=root, environ={})
     # ci-budget in place of sglang's handler (docs/adopting.md, "instead of"): zero config it

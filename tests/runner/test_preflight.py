@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ci_budget.config import Config
-from ci_budget.runner.gpu import arch_from_name, cc_to_arch, detect_gpu, parse_nvidia_smi
+from ci_budget.runner.preflight import arch_from_name, cc_to_arch, detect_gpu, parse_nvidia_smi
 
 ARCH = Config().gpu_arch_map()
 
