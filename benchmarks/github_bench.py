@@ -81,6 +81,7 @@ def _report(chatter: int, existing: bool, login: str | None) -> tuple[int, int, 
         proc = subprocess.run(
             [sys.executable, "-m", "ci_budget.cli", "report", "--root", str(root)]
             + ["--results", str(root / "r.json"), "--post", "--pr", "7"]
+            + ["--comment-mode", "always"]  # measures the sticky comment's calls: always one
             + ["--out", str(Path(tmp) / "report.md")],
             env=_env(standin, Path(tmp)),
             capture_output=True,
