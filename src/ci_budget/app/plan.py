@@ -327,7 +327,7 @@ def _reply(client, plan, body: str) -> None:
     if plan.reply_once is None:
         client.create_comment(plan.pr_number, body)
         return
-    from ci_budget.render.sticky import marker_for
+    from ci_budget.render.blocks import marker_for
 
     marker = marker_for(plan.reply_once)
     if not client.ours(plan.pr_number, marker):

@@ -17,13 +17,13 @@ from ci_budget.render.blocks import (
     file_cell,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
     short_names,
 )
 from ci_budget.render.escape import code, md
 from ci_budget.render.run_md import FOLD_END, fold
-from ci_budget.render.sticky import marker_for
 from ci_budget.render.words import Words, context, gpu_delta, headline, history_note, measured_words
 from ci_budget.units import pct, secs
 

@@ -21,11 +21,11 @@ from ci_budget.render.blocks import (
     aligned_text,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
 )
 from ci_budget.render.escape import code, md, plain
-from ci_budget.render.sticky import marker_for
 from ci_budget.units import secs
 
 # ==== history show ============================================================================

@@ -27,13 +27,13 @@ from ci_budget.render.blocks import (
     file_cell,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
     rendered_until,
     short_names,
 )
 from ci_budget.render.escape import block_line, code, fence_for, html, md
-from ci_budget.render.sticky import marker_for
 from ci_budget.render.words import (
     STATUS_EMOJI,
     STATUS_WORD,
