@@ -203,7 +203,7 @@ def max_parallel(plan) -> tuple[str, int]:
 
 
 def describe(plan, calls: int | None) -> str:
-    from ci_budget.units import secs
+    from ci_budget.models import secs
 
     lines = [
         f"should-run: {'true' if plan.should_run else 'false'}",

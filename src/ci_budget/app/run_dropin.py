@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.settings import AppError, Sink
-from ci_budget.units import secs
 
 
 @dataclass
@@ -88,6 +87,8 @@ def retry_rules(settings, retry: Retry | None):
 
 
 def print_dry_run(selection, fmt: str, sink: Sink) -> None:
+    from ci_budget.models import secs
+
     if fmt == "json":
         keys = ("path", "est_time", "suite", "backend")
         files = [

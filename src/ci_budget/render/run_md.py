@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ci_budget.budget.status import ATTENTION, STATUS_ORDER, SUGGEST_FOR
 from ci_budget.budget.verdict import GUARD_FLAGS, run_verdict
-from ci_budget.models import BudgetLine, Report
+from ci_budget.models import BudgetLine, Report, pct, secs
 from ci_budget.render import mermaid
 from ci_budget.render.blocks import (
     COMMENT_LIMIT,
@@ -46,7 +46,6 @@ from ci_budget.render.words import (
     run_places,
     suggestion_text,
 )
-from ci_budget.units import pct, secs
 
 # ==== The report ==============================================================================
 
