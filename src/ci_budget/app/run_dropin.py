@@ -120,8 +120,8 @@ def read_log(options, selection, meta, root: Path, sink: Sink) -> int:
     as not run)."""
     from datetime import datetime, timezone
 
-    from ci_budget.history.logs import parse_log
     from ci_budget.models import FileResult, RunResults
+    from ci_budget.results.printed import parse_log
     from ci_budget.runner import run as runner
     from ci_budget.runner.outcome import write_results
 
