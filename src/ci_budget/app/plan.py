@@ -132,7 +132,7 @@ def _with_walls(plan, registrations, config, numbers):
     """Each suite shard's predicted wall and stage timeout on its matrix row: the best
     estimate the history and model allow, on the split the runner makes."""
     from ci_budget.budget.impact import shard_walls
-    from ci_budget.sharding.planners import parse_partition
+    from ci_budget.sharding.select import parse_partition
 
     for row in plan.matrix:
         if row.suite is None or row.partition is None:
