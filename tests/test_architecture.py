@@ -13,7 +13,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ci_budget"
 CORE = (
     "registry", "sharding", "trigger", "arch", "budget", "results", "render", "history", "ciprofile",
 )  # fmt: skip
-CORE_MODULES = ("models", "config", "units")
+CORE_MODULES = ("models", "config")
 EDGES = ("workspace", "runner", "github", "cli", "app")
 # Calls that change a container or an object in place.
 MUTATORS = {

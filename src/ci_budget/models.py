@@ -1,4 +1,8 @@
-"""Data passed between modules. Models hold data only; rendering lives in `render`."""
+"""Data passed between modules. Models hold data only; rendering lives in `render`.
+
+First the units: seconds and percentages as every report, comment and message writes them
+(`790s`, `4.2s`, `+190s`, `32%`, `+32%`), the one formatter, below every layer that writes numbers.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,28 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 SCHEMA_VERSION = 1
+
+
+# ==== Units ====
+
+
+def secs(value: float | None, sign: str = "") -> str:
+    """Seconds as every report and message writes them: `4.2s`, `1,234s` (`sign="+"`: `+190s`),
+    `-` for none."""
+    if value is None:
+        return "-"
+    if abs(value) < 10:  # class setup and small files: whole seconds would read as 0s
+        return f"{value:{sign}.1f}s"
+    return f"{value:{sign},.0f}s"
+
+
+def pct(ratio: float | None, sign: str = "") -> str:
+    """A ratio as a percentage: `32%` (`sign="+"`: `+32%`), `-` for none."""
+    return "-" if ratio is None else f"{ratio * 100:{sign}.0f}%"
+
+
+# ==== Data ====
+
 
 # Numbers and paths in result files and artifacts come from jobs that ran a PR's code: a time is
 # finite, not negative and small enough to add up; a path fits a file system's.

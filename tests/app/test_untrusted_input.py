@@ -122,7 +122,7 @@ def test_deep_json_is_one_line(tmp_path, capsys):
         + json.dumps({"file": f"{REG}/test_good.py", "passed": True, "elapsed": 3.0}) + "\n"
         + "========== TIMINGS END ==========\n"
     )  # fmt: skip
-    from ci_budget.history.logs import parse_log
+    from ci_budget.results.printed import parse_log
 
     with log.open() as lines:
         timings = parse_log(lines)

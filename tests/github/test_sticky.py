@@ -10,7 +10,7 @@ from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
 
 from ci_budget.github.client import GitHubClient
 from ci_budget.github.sticky import upsert
-from ci_budget.render.sticky import fit, with_marker
+from ci_budget.render.blocks import fit, with_marker
 
 MARK = "<!-- ci-budget:run -->"
 

@@ -6,11 +6,10 @@ from pathlib import Path
 import pytest
 from helpers.registry import reg
 
-from ci_budget.history.logs import timings_block
 from ci_budget.models import FileResult, RunResults
+from ci_budget.results.printed import timings_block
 from ci_budget.runner.run import resolve_path
-from ci_budget.sharding.planners import lpt
-from ci_budget.sharding.select import SelectionError, parse_spec
+from ci_budget.sharding.select import SelectionError, lpt, parse_spec
 from ci_budget.sharding.select import select_jobs as select
 
 

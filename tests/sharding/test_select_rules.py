@@ -14,8 +14,7 @@ from helpers import registry
 from ci_budget.config import Config, parse_config
 from ci_budget.registry.parse import scan_source
 from ci_budget.sharding.model import PlanNumbers
-from ci_budget.sharding.planners import lpt
-from ci_budget.sharding.select import SelectionError, select_jobs
+from ci_budget.sharding.select import SelectionError, lpt, select_jobs
 
 S = "base-b-test-2-gpu-large"
 reg = partial(registry.reg, suite=S)

@@ -6,6 +6,10 @@ nothing from that job but numbers: the verification file is validated, the table
 here from the file's text at the pinned commit (read from GitHub), and only if that commit is
 the one the plan pinned. Where GitHub refuses a suggestion (the lines are outside the PR's diff)
 the table goes into a plain comment instead.
+
+The comment bodies (last section) show text from the pull request (file, labels, refs) or from
+a GPU run of its code, so it passes through `render.escape`; the suggested lines are the file's
+own lines with numbers written into them, fenced with more backticks than they hold.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.settings import AppError, Sink, option
+from ci_budget.render.escape import block_line, code, fence_for, md
 
 
 @dataclass
@@ -84,7 +89,6 @@ def _check_file(options: GuardSuggestOptions, file: str) -> None:
 
 def _post(client, options, saved, path: str, new_source: str, first: int, count: int) -> str:
     from ci_budget.github.retry import GitHubError
-    from ci_budget.render.suggestion import suggestion_body, table_comment
 
     lines = new_source.split("\n")[first - 1 : first - 1 + count]
     body = suggestion_body(saved, lines)
@@ -108,3 +112,44 @@ def _client(settings):
         return client_from_env(settings.env.values, token=settings.token, config=settings.config)
     except GitHubError as exc:
         raise AppError(f"guard suggest: {exc.message}") from None
+
+
+# --- comment bodies: a review suggestion, or the table in a plain comment
+
+
+def _head(verification) -> str:
+    refs = ", ".join(code(r, cell=False) for r in verification.reverted) or "no fix"
+    group = f" (rows of {md(verification.group)})" if verification.group else ""
+    return (
+        f"ci-budget `guard verify` on {md(verification.arch)}: {refs} reverted{group}, "
+        "then the unreverted tree; this architecture's columns filled from the two runs."
+    )
+
+
+def _flags(verification) -> str:
+    rows = verification.flagged
+    if not rows:
+        return "\nEvery row now shows its fix on this architecture.\n"
+    items = "".join(
+        f"- {md(' '.join(filter(None, [r.group, r.case])))}: {md(', '.join(r.flags))}\n"
+        for r in rows
+    )
+    return f"\nStill flagged on {md(verification.arch)}:\n{items}"
+
+
+def suggestion_body(verification, lines: list[str]) -> str:
+    """A review comment whose suggestion block replaces the commented lines with `lines`."""
+    fence = fence_for(lines)
+    block = "\n".join(block_line(line) for line in lines)
+    return f"{_head(verification)}\n\n{fence}suggestion\n{block}\n{fence}\n{_flags(verification)}"
+
+
+def table_comment(verification, first_line: int, lines: list[str], why: str) -> str:
+    """The same table as a plain comment, when the lines cannot take a suggestion."""
+    fence = fence_for(lines)
+    block = "\n".join(block_line(line) for line in lines)
+    where = f"{code(verification.file, cell=False)} line {first_line}"
+    return (
+        f"{_head(verification)}\n\nThe filled table for {where} ({md(why)}):\n\n"
+        f"{fence}text\n{block}\n{fence}\n{_flags(verification)}"
+    )

@@ -149,8 +149,8 @@ def show(settings, options: ShowOptions, sink: Sink | None = None) -> int:
 
 
 def _table(stats) -> str:
+    from ci_budget.models import secs
     from ci_budget.render.blocks import aligned_text
-    from ci_budget.units import secs
 
     header = ("file", "suite", "runs", "passed", "p50", "p90", "max", "timeouts", "failed")
     rows = [

@@ -132,7 +132,7 @@ def _with_walls(plan, registrations, config, numbers):
     """Each suite shard's predicted wall and stage timeout on its matrix row: the best
     estimate the history and model allow, on the split the runner makes."""
     from ci_budget.budget.impact import shard_walls
-    from ci_budget.sharding.planners import parse_partition
+    from ci_budget.sharding.select import parse_partition
 
     for row in plan.matrix:
         if row.suite is None or row.partition is None:
@@ -203,7 +203,7 @@ def max_parallel(plan) -> tuple[str, int]:
 
 
 def describe(plan, calls: int | None) -> str:
-    from ci_budget.units import secs
+    from ci_budget.models import secs
 
     lines = [
         f"should-run: {'true' if plan.should_run else 'false'}",
@@ -327,7 +327,7 @@ def _reply(client, plan, body: str) -> None:
     if plan.reply_once is None:
         client.create_comment(plan.pr_number, body)
         return
-    from ci_budget.render.sticky import marker_for
+    from ci_budget.render.blocks import marker_for
 
     marker = marker_for(plan.reply_once)
     if not client.ours(plan.pr_number, marker):

@@ -214,7 +214,7 @@ def should_fail(fail_on: str, report) -> bool:
 def budget_annotations(report) -> list[str]:
     """Workflow commands on each over/near/timeout file's register line, worst first, capped."""
     from ci_budget.github.actions import annotation
-    from ci_budget.units import pct, secs
+    from ci_budget.models import pct, secs
 
     titles = {"timeout": "timed out", "over": "over budget", "near": "near budget"}
     used: dict[str, int] = {}

@@ -250,8 +250,7 @@ def _select(settings, options: RunOptions, sink: Sink):
     from ci_budget.app.numbers import note_uncovered, plan_numbers
     from ci_budget.runner.preflight import missing_selection
     from ci_budget.runner.run import resolve_path
-    from ci_budget.sharding.planners import parse_partition
-    from ci_budget.sharding.select import SelectionError, select_jobs
+    from ci_budget.sharding.select import SelectionError, parse_partition, select_jobs
     from ci_budget.workspace.scan import directory_order, rerun_files, scan_tree
 
     root, config = settings.root, settings.config

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_budget.app.settings import AppError, Sink
-from ci_budget.units import secs
 
 
 @dataclass
@@ -88,6 +87,8 @@ def retry_rules(settings, retry: Retry | None):
 
 
 def print_dry_run(selection, fmt: str, sink: Sink) -> None:
+    from ci_budget.models import secs
+
     if fmt == "json":
         keys = ("path", "est_time", "suite", "backend")
         files = [
@@ -119,8 +120,8 @@ def read_log(options, selection, meta, root: Path, sink: Sink) -> int:
     as not run)."""
     from datetime import datetime, timezone
 
-    from ci_budget.history.logs import parse_log
     from ci_budget.models import FileResult, RunResults
+    from ci_budget.results.printed import parse_log
     from ci_budget.runner import run as runner
     from ci_budget.runner.outcome import write_results
 

@@ -121,7 +121,7 @@ def _found(settings, options: SuggestOptions, regs, sink: Sink):
 
 
 def _line(s, significant: bool) -> str:
-    from ci_budget.units import secs
+    from ci_budget.models import secs
 
     mark = "" if significant else "  (below 30s / 30%)"
     if s.source == "model":

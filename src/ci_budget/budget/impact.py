@@ -19,7 +19,7 @@ from ci_budget.config import Config
 from ci_budget.models import Registration
 from ci_budget.sharding.dispatch import suite_shards
 from ci_budget.sharding.model import PlanNumbers
-from ci_budget.sharding.planners import lpt
+from ci_budget.sharding.select import lpt
 
 
 class SuiteImpact(BaseModel):

@@ -21,8 +21,8 @@ from ci_budget.models import (
     RunMeta,
     RunResults,
     SuiteTotal,
+    secs,
 )
-from ci_budget.units import secs
 
 # Worst first; also the order of the report's tables.
 # `cancelled`: someone stopped the run (SIGINT/SIGTERM); it says nothing about the budget.

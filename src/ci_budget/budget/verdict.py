@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from ci_budget.arch.docstrings import NO_COLUMN, SILENT, UNVERIFIED
-from ci_budget.models import ArchRow, Report
-from ci_budget.units import secs
+from ci_budget.models import ArchRow, Report, secs
 
 if TYPE_CHECKING:  # a run report needs neither the static report nor history
     from ci_budget.budget.diff import HistoryNote, StaticReport

@@ -27,7 +27,7 @@ from ci_budget.github.retry import (
     error_message,
     make_retry,
 )
-from ci_budget.render.sticky import first_line, fit, marker_for
+from ci_budget.render.blocks import first_line, fit, marker_for
 from ci_budget.trigger.authz import REFUSED
 
 DEFAULT_API_URL = "https://api.github.com"

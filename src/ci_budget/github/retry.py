@@ -12,7 +12,7 @@ from typing import Any
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
-from ci_budget.units import secs
+from ci_budget.models import secs
 
 NOT_ACCESSIBLE = "Resource not accessible by integration"
 

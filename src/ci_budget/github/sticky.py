@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ci_budget.github.client import GitHubClient
 from ci_budget.github.retry import GitHubError
-from ci_budget.render.sticky import marker_for, with_marker
+from ci_budget.render.blocks import marker_for, with_marker
 
 RELIST = 3  # lists after a create that found none of ours, before creating again
 

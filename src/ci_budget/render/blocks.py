@@ -10,6 +10,9 @@ items unrendered (`unshown`) once those it has are over the limit by themselves:
 whatever else happens, to a prefix of what it has, so the result is the same. `cut` is the last
 resort for any text: a hard cut with a note, still within the limit.
 
+Sticky comments: the hidden marker on a comment's first line (`marker_for`, its one home) and the
+comment text cut to GitHub's size limit.
+
 Tables: aligned plain-text columns for terminals, and markdown table rows. Cells are escaped by
 the caller's choice of `escape` function; this only lays them out.
 
@@ -154,6 +157,35 @@ def cut(text: str, limit: int, note: str = CUT_NOTE) -> str:
     if limit <= len(note):
         return text[:limit]
     return text[: limit - len(note)] + note
+
+
+# ==== Sticky comments =========================================================================
+
+STICKY_CUT_NOTE = (
+    "\n\n_(cut at GitHub's {limit}-character comment limit; the full report is in the step "
+    "summary and the results artifact)_\n"
+)
+
+
+def marker_for(kind: str) -> str:
+    if not re.fullmatch(r"[\w.-]+", kind):
+        raise ValueError(f"sticky comment kind {kind!r}: use letters, digits, '.', '_' or '-'")
+    return f"<!-- ci-budget:{kind} -->"
+
+
+def first_line(text: str | None) -> str:
+    return (text or "").split("\n", 1)[0].strip()
+
+
+def fit(body: str, limit: int = COMMENT_LIMIT) -> str:
+    """`body` cut to `limit` characters with a note saying where the rest is."""
+    return cut(body, limit, STICKY_CUT_NOTE.format(limit=limit))
+
+
+def with_marker(kind: str, body: str) -> str:
+    """The comment text: the marker line, then the body (rendered reports carry it already)."""
+    marker = marker_for(kind)
+    return fit(body if first_line(body) == marker else f"{marker}\n{body}")
 
 
 # ==== Tables ==================================================================================

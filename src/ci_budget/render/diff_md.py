@@ -10,6 +10,7 @@ from __future__ import annotations
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import below_p90, static_verdict
+from ci_budget.models import pct, secs
 from ci_budget.render import mermaid
 from ci_budget.render.blocks import (
     COMMENT_LIMIT,
@@ -17,15 +18,14 @@ from ci_budget.render.blocks import (
     file_cell,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
     short_names,
 )
 from ci_budget.render.escape import code, md
 from ci_budget.render.run_md import FOLD_END, fold
-from ci_budget.render.sticky import marker_for
 from ci_budget.render.words import Words, context, gpu_delta, headline, history_note, measured_words
-from ci_budget.units import pct, secs
 
 MARKER = marker_for("budget")
 LIMIT = COMMENT_LIMIT

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ci_budget.history.model import TREND_WINDOW, Stats, TrendPoint
 from ci_budget.history.watch import Commit, Event, RunRef, Step, SuiteWatch, Watch
+from ci_budget.models import secs
 from ci_budget.render import mermaid
 from ci_budget.render.blocks import (
     COMMENT_LIMIT,
@@ -21,12 +22,11 @@ from ci_budget.render.blocks import (
     aligned_text,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
 )
 from ci_budget.render.escape import code, md, plain
-from ci_budget.render.sticky import marker_for
-from ci_budget.units import secs
 
 # ==== history show ============================================================================
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ci_budget.budget.status import ATTENTION, STATUS_ORDER, SUGGEST_FOR
 from ci_budget.budget.verdict import GUARD_FLAGS, run_verdict
-from ci_budget.models import BudgetLine, Report
+from ci_budget.models import BudgetLine, Report, pct, secs
 from ci_budget.render import mermaid
 from ci_budget.render.blocks import (
     COMMENT_LIMIT,
@@ -27,13 +27,13 @@ from ci_budget.render.blocks import (
     file_cell,
     fit_parts,
     join,
+    marker_for,
     md_head,
     md_row,
     rendered_until,
     short_names,
 )
 from ci_budget.render.escape import block_line, code, fence_for, html, md
-from ci_budget.render.sticky import marker_for
 from ci_budget.render.words import (
     STATUS_EMOJI,
     STATUS_WORD,
@@ -46,7 +46,6 @@ from ci_budget.render.words import (
     run_places,
     suggestion_text,
 )
-from ci_budget.units import pct, secs
 
 # ==== The report ==============================================================================
 

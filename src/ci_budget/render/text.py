@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ci_budget.budget.diff import Change, StaticReport
 from ci_budget.budget.impact import SuiteImpact, pr_risk
 from ci_budget.budget.verdict import run_verdict, static_verdict
-from ci_budget.models import BudgetLine, Registration, Report
+from ci_budget.models import BudgetLine, Registration, Report, pct, secs
 from ci_budget.render.blocks import aligned
 from ci_budget.render.escape import plain
 from ci_budget.render.words import (
@@ -35,7 +35,6 @@ from ci_budget.render.words import (
     run_line,
     suggestion_text,
 )
-from ci_budget.units import pct, secs
 
 # ==== The registry and the run report =========================================================
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from ci_budget.budget.diff import Change
 from ci_budget.budget.status import STATUS_ORDER
 from ci_budget.budget.verdict import Finding, Verdict
-from ci_budget.models import BudgetLine, Report
-from ci_budget.units import pct, secs
+from ci_budget.models import BudgetLine, Report, pct, secs
 
 # ==== Words and one-line summaries ============================================================
 

@@ -26,10 +26,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_budget.models import FileResult, RunResults
+from ci_budget.models import FileResult, RunResults, secs
 from ci_budget.results import printed, timings
 from ci_budget.results.phases import MESSAGE_LIMIT
-from ci_budget.units import secs
 from ci_budget.workspace.files import write_source
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_budget.config import Config
-from ci_budget.history.logs import timings_block
-from ci_budget.models import Attempt, FileResult, RunMeta, RunResults
+from ci_budget.models import Attempt, FileResult, RunMeta, RunResults, secs
 from ci_budget.render.escape import log_text
+from ci_budget.results.printed import timings_block
 from ci_budget.runner import command, outcome
 from ci_budget.runner.command import (
     artifact_stem,
@@ -45,7 +45,6 @@ from ci_budget.runner.outcome import (
 from ci_budget.runner.proctree import ProcessTree, SandboxedTree, child_subreaper
 from ci_budget.runner.sandbox import Sandbox, contain
 from ci_budget.sharding.select import Job, SelectionError, Skipped
-from ci_budget.units import secs
 
 
 class Terminated(KeyboardInterrupt):

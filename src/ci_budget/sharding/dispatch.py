@@ -11,10 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ci_budget.config import Config
-from ci_budget.models import Registration
+from ci_budget.models import Registration, secs
 from ci_budget.sharding.model import PartitionModel
-from ci_budget.sharding.planners import min_shards
-from ci_budget.units import secs
+from ci_budget.sharding.select import min_shards
 
 
 @dataclass

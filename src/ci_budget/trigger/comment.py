@@ -40,8 +40,8 @@ from typing import Any
 from ci_budget.config import Config
 from ci_budget.models import MatrixRow, Plan, Registration
 from ci_budget.registry import specs
+from ci_budget.render.blocks import marker_for
 from ci_budget.render.escape import code, inline
-from ci_budget.render.sticky import marker_for
 from ci_budget.trigger.authz import (
     REFUSED,
     Need,

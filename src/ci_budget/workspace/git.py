@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ci_budget.config import Config
-from ci_budget.units import secs
+from ci_budget.models import secs
 
 GLOB_CHARS = set("*?[")
 TIMEOUT = 120.0  # seconds any git command may take (a fetch names its own)

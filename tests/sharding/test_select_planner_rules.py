@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers.sharding import sglang_shards
 
-from ci_budget.sharding.planners import (
+from ci_budget.sharding.select import (
     lpt,
     makespan,
     min_shards,

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 
 from synthlogs import Ran, job_log
 
-from ci_budget.history.logs import parse_log, timings_block
 from ci_budget.models import FileResult
+from ci_budget.results.printed import parse_log, timings_block
 
 T0 = datetime(2026, 8, 21, 10, 0, tzinfo=timezone.utc)
 SUITE = "base-b-test-1-gpu-large"
