@@ -53,7 +53,7 @@ from pathlib import Path
 
 from ci_budget.history.cistats import Run, add_run, parse_run
 from ci_budget.history.model import History, percentile
-from ci_budget.sharding.model import ENOUGH_PASSING, RECENT_WINDOW, PartitionModel, PlanNumbers
+from ci_budget.sharding.dispatch import ENOUGH_PASSING, RECENT_WINDOW, PartitionModel, PlanNumbers
 from ci_budget.sharding.select import lpt
 
 FIXED = ("est_time", "sglang_model", "before_model")

@@ -13,7 +13,7 @@ from helpers.registry import reg
 
 from ci_budget.history.model import History, JobWall, Sample
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.sharding.model import PlanNumbers, parse_model
+from ci_budget.sharding.dispatch import PlanNumbers, parse_model
 from ci_budget.workspace.files import read_model
 from tests.history.test_history_weights import SUITE, _cli, _history, _repo
 

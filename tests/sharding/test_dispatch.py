@@ -7,8 +7,7 @@ import json
 from helpers.registry import reg
 
 from ci_budget.config import parse_config
-from ci_budget.sharding.dispatch import dispatch
-from ci_budget.sharding.model import parse_model
+from ci_budget.sharding.dispatch import dispatch, parse_model
 from tests.sglang_tree import make_tree
 from tests.trigger.test_plan_cli import _pr_event, run_plan
 

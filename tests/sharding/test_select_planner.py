@@ -10,7 +10,7 @@ from helpers.sharding import sglang_shards
 
 from ci_budget.history.model import History
 from ci_budget.models import FileResult, RunMeta, RunResults
-from ci_budget.sharding.model import PlanNumbers
+from ci_budget.sharding.dispatch import PlanNumbers
 from ci_budget.sharding.select import (
     lpt,
     makespan,

@@ -13,7 +13,7 @@ from helpers import registry
 
 from ci_budget.config import Config, parse_config
 from ci_budget.registry.parse import scan_source
-from ci_budget.sharding.model import PlanNumbers
+from ci_budget.sharding.dispatch import PlanNumbers
 from ci_budget.sharding.select import SelectionError, lpt, select_jobs
 
 S = "base-b-test-2-gpu-large"

@@ -13,7 +13,7 @@ from helpers.sharding import shard_count
 from ci_budget.config import Config, parse_config
 from ci_budget.models import MatrixRow, Plan
 from ci_budget.registry.specs import MAX_LINE_CHARS, Command
-from ci_budget.sharding.model import PartitionModel
+from ci_budget.sharding.dispatch import PartitionModel
 from ci_budget.trigger.authz import LAPSING, Facts, Need, is_bot, is_fork, registrations_for
 from ci_budget.trigger.comment import _time, describe_rows
 from ci_budget.trigger.decide import decide

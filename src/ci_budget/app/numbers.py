@@ -60,7 +60,7 @@ def partition_model(path: Path | None, sink: Sink):
 def plan_numbers(history: Path | None, model: Path | None, sink: Sink, lenient: bool = False):
     """`PlanNumbers` from the two files. A history store that cannot be used is an error, or
     with `lenient` (plan: someone else's bad input never fails it) a warning and no history."""
-    from ci_budget.sharding.model import PlanNumbers
+    from ci_budget.sharding.dispatch import PlanNumbers
 
     store = None
     if history is not None:
@@ -76,7 +76,7 @@ def plan_numbers(history: Path | None, model: Path | None, sink: Sink, lenient: 
 def note_uncovered(numbers, suites: Iterable[str], sink: Sink) -> None:
     """One line naming the suites the model has nothing for (sglang then plans them on
     est_time with coeff 1, bias 0, and so does ci-budget)."""
-    from ci_budget.sharding.model import uncovered
+    from ci_budget.sharding.dispatch import uncovered
 
     missing = uncovered(numbers.model if numbers is not None else None, suites)
     if missing:

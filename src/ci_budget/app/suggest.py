@@ -102,7 +102,7 @@ def _found(settings, options: SuggestOptions, regs, sink: Sink):
             regs, history, thresholds, options.min_samples, include_all=options.include_all
         )
     from ci_budget.app.numbers import note_uncovered, partition_model
-    from ci_budget.sharding.model import PlanNumbers
+    from ci_budget.sharding.dispatch import PlanNumbers
     from ci_budget.workspace.files import read_source
 
     model = partition_model(options.partition_model, sink)

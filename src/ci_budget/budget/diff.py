@@ -20,7 +20,7 @@ from ci_budget.budget.impact import SuiteImpact, pr_risk, runner_gpus, suite_imp
 from ci_budget.config import Config
 from ci_budget.history.model import History, Stats, TrendPoint
 from ci_budget.models import ArchRow, Problem, Registration, RegistryScan
-from ci_budget.sharding.model import PlanNumbers
+from ci_budget.sharding.dispatch import PlanNumbers
 
 RISK_ORDER = ("ok", "near", "over")
 # where a changed file's measured p90 comes from: the history store (samples of `history add`,

@@ -17,8 +17,7 @@ from pydantic import BaseModel, Field
 
 from ci_budget.config import Config
 from ci_budget.models import Registration
-from ci_budget.sharding.dispatch import suite_shards
-from ci_budget.sharding.model import PlanNumbers
+from ci_budget.sharding.dispatch import PlanNumbers, suite_shards
 from ci_budget.sharding.select import lpt
 
 

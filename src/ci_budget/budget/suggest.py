@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from ci_budget.config import Config, Thresholds
 from ci_budget.models import Registration
 from ci_budget.registry.parse import scan_source
-from ci_budget.sharding.model import PartitionModel
+from ci_budget.sharding.dispatch import PartitionModel
 
 # ==== The suggestion rule and the rewrite =====================================================
 

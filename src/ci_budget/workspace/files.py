@@ -31,7 +31,7 @@ from ci_budget.history.model import (
     StoreFile,
 )
 from ci_budget.models import SCHEMA_VERSION, ArchRow, Problem, RunMeta, RunResults
-from ci_budget.sharding.model import PartitionModel, parse_model
+from ci_budget.sharding.dispatch import PartitionModel, parse_model
 
 
 def read_source(path: Path) -> str:
