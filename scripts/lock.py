@@ -11,21 +11,16 @@ Two locks, from `[project.dependencies]`:
 
 Each lock starts with the sha256 of its inputs, so `--check` needs no network: CI fails when
 pyproject.toml's dependencies change and the locks were not regenerated.
-
-And `requirements/uv.txt`: uv's PyPI wheel for each machine a GPU runner may be (URL and sha256),
-so a runner without uv can fetch that one file, check it and install with uv instead of pip.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.request
 from pathlib import Path
 
 try:
@@ -41,15 +36,6 @@ NOT_FOR_RUN = {"pygithub", "requests", "pytest"}
 # Drops pytest and everything only it needs from the run lock: a marker that is never true.
 RUN_OVERRIDES = ['pytest ; sys_platform == "never"']
 HEADER = "# inputs-sha256: "
-UV_VERSION = "0.13.9"
-UV_INDEX = "https://pypi.org/simple/uv/"
-# `uname -s`-`uname -m` -> the wheel's platform tag (the first wheel whose name has it).
-UV_PLATFORMS = {
-    "Linux-x86_64": "manylinux_2_17_x86_64",
-    "Linux-aarch64": "manylinux_2_17_aarch64",
-    "Darwin-x86_64": "macosx_10_12_x86_64",
-    "Darwin-arm64": "macosx_11_0_arm64",
-}
 
 
 def _name(requirement: str) -> str:
@@ -84,34 +70,7 @@ def check() -> list[str]:
         lock = LOCK_DIR / f"{name}.txt"
         if recorded(lock) != digest(reqs, overrides):
             stale.append(f"{lock.relative_to(ROOT)} is stale: run python scripts/lock.py")
-    if recorded(LOCK_DIR / "uv.txt") != f"uv=={UV_VERSION}":
-        stale.append(f"requirements/uv.txt is not uv {UV_VERSION}: run python scripts/lock.py")
     return stale
-
-
-def uv_lock_text(files: list[dict]) -> str:
-    """requirements/uv.txt from the index's file list (PEP 691 JSON): `KEY SHA256 URL` lines."""
-    lines = [
-        f"{HEADER}uv=={UV_VERSION}",
-        "# uv's wheel per runner machine (`uname -s`-`uname -m`), written by scripts/lock.py; "
-        "do not edit.",
-    ]
-    for key, tag in UV_PLATFORMS.items():
-        name = f"uv-{UV_VERSION}-py3-none-"
-        found = [f for f in files if f["filename"].startswith(name) and tag in f["filename"]]
-        if not found:
-            raise SystemExit(f"no uv {UV_VERSION} wheel for {key} ({tag}) on {UV_INDEX}")
-        lines.append(f"{key} {found[0]['hashes']['sha256']} {found[0]['url']}")
-    return "\n".join(lines) + "\n"
-
-
-def write_uv_lock() -> None:
-    request = urllib.request.Request(
-        UV_INDEX, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        files = json.load(response)["files"]
-    (LOCK_DIR / "uv.txt").write_text(uv_lock_text(files))
 
 
 def compile_lock(name: str, reqs: list[str], overrides: list[str], uv: str) -> None:
@@ -145,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     LOCK_DIR.mkdir(exist_ok=True)
     for name, (reqs, overrides) in inputs().items():
         compile_lock(name, reqs, overrides, uv)
-    write_uv_lock()
     return 0
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -56,7 +55,8 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="session")
 def runner_temp(tmp_path_factory, project):
     """RUNNER_TEMP shared by every job of the session, like a runner that keeps its temp: the
-    action's venv is installed here once (the real setup script) and reused by every job."""
+    action's locked wheels are downloaded here once (the real setup script) and every job
+    unpacks them again after checking them against the lock."""
     temp = tmp_path_factory.mktemp("runner-temp")
     output = temp / "setup-output"
     env = {**os.environ, "ACTION_PATH": str(project), "RUNNER_TEMP": str(temp)}
@@ -75,9 +75,8 @@ def runner_temp(tmp_path_factory, project):
     assert subprocess.run(
         [written["cli"], "--version"], capture_output=True, text=True
     ).stdout.startswith("ci-budget ")
-    # No uv on PATH and no mirror: the set-up fetched uv's locked PyPI wheel and used it.
-    if shutil.which("uv") is None and platform.system() == "Linux" and "PIP_INDEX_URL" not in env:
-        assert written["installer"].startswith("uv (") and "/ci-budget/uv-" in written["installer"]
+    # The second set-up found the first one's wheels in the tool cache only for its own lock.
+    assert written["installer"] == "pip" and Path(written["site"], "github").is_dir()
     return temp
 
 
@@ -264,7 +263,7 @@ def test_rerun_test_by_writer_runs_the_authorised_commit(
     assert runs[0].runs_on == "ubuntu-latest"  # no BITEXACT_RUNS_ON variable
     assert runs[0].concurrency["group"].startswith(f"bitexact-run-{PR}-")
     step = next(s for s in runs[0].steps if s.id == "run")
-    assert "reusing" in step.log  # the session's venv, as the action's reuse logic
+    assert "from the wheels cached in" in step.log  # the session's wheels, checked and unpacked
     assert report.result == "success", explain(jobs)
     assert jobs["budget"][0].result == "skipped"
     [comment] = sticky(github_standin, "run")
@@ -331,7 +330,8 @@ def test_setup_puts_ci_budget_on_path_and_a_bad_comment_mode_is_one_line(
     [setup] = jobs["setup"]
     assert setup.result == "success", explain(jobs)
     *_, name, version, where = setup.steps[-1].log.split()  # --version, then command -v
-    assert (name, version) == ("ci-budget", __version__) and "/ci-budget-bin-" in where
+    assert (name, version) == ("ci-budget", __version__) and where.endswith("/bin/ci-budget")
+    assert Path(where).parent.parent.parent == runner_temp  # the job's own folder in RUNNER_TEMP
     [bad] = jobs["bad"]
     assert bad.result == "failure"
     assert (

@@ -73,27 +73,3 @@ def test_a_changed_dependency_makes_the_lock_stale(tmp_path):
     assert done.returncode == 1
     assert "requirements/full.txt is stale: run python scripts/lock.py" in done.stdout
     assert "run.txt" not in done.stdout  # requests is not in the run lock's inputs
-
-
-def test_uv_lock_names_one_checked_pypi_wheel_per_runner_machine():
-    lines = (ROOT / "requirements" / "uv.txt").read_text().splitlines()
-    version = lines[0].removeprefix("# inputs-sha256: uv==")
-    rows = [line.split(" ") for line in lines if not line.startswith("#")]
-    keys = {row[0] for row in rows}
-    assert {"Linux-x86_64", "Linux-aarch64"} <= keys
-    for key, sha, url in rows:
-        assert re.fullmatch(r"[0-9a-f]{64}", sha), key
-        assert url.startswith("https://files.pythonhosted.org/packages/"), key
-        assert url.rsplit("/", 1)[1].startswith(f"uv-{version}-py3-none-"), key
-        assert url.endswith(".whl"), key
-
-
-def test_a_uv_lock_of_another_version_is_stale(tmp_path):
-    for name in ("scripts", "requirements"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    uv = tmp_path / "requirements" / "uv.txt"
-    uv.write_text(re.sub(r"uv==\S+", "uv==0.0.1", uv.read_text(), count=1))
-    done = check(tmp_path)
-    assert done.returncode == 1
-    assert "requirements/uv.txt is not uv" in done.stdout

@@ -127,14 +127,17 @@ class Sandbox:
 
     @staticmethod
     def _own_paths() -> list[str]:
-        """ci-budget's code and venv."""
+        """ci-budget's code, its venv and the folder of its dependencies (the action's
+        per-job unpack of its locked wheels runs without a venv)."""
         import sys
 
+        import pydantic
+
         here = Path(__file__).resolve().parents[2]  # src/ (or site-packages) holding ci_budget
-        own = [sm._real(here)]
+        own = [sm._real(here), sm._real(Path(pydantic.__file__).resolve().parents[1])]
         if sys.prefix != sys.base_prefix:
             own.append(sm._real(sys.prefix))
-        return [p for p in own if p]
+        return list(dict.fromkeys(p for p in own if p))
 
     def describe(self) -> str:
         version = ".".join(map(str, self.version)) or "?"
