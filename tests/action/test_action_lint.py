@@ -306,3 +306,14 @@ def test_actionlint_config_declares_the_runner_labels():
     expected = {"1-gpu-small", "1-gpu-large", "2-gpu-large", "4-gpu-h100", "8-gpu-h200"}
     expected |= {"8-gpu-h20", "4-gpu-b200", "8-gpu-b200"}
     assert set(labels["self-hosted-runner"]["labels"]) == expected
+
+
+def test_the_action_passes_history_and_model_to_plan_run_and_report():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    steps = {s.get("id"): s for s in action["runs"]["steps"]}
+    for step in ("plan", "run", "report"):
+        env, run = steps[step]["env"], steps[step]["run"]
+        assert env["INPUT_HISTORY"] == "${{ inputs.history }}", step
+        assert env["INPUT_PARTITION_MODEL"] == "${{ inputs.partition-model }}", step
+        assert 'args+=(--history "$INPUT_HISTORY")' in run, step
+        assert 'args+=(--partition-model "$INPUT_PARTITION_MODEL")' in run, step

@@ -171,16 +171,3 @@ def test_plan_with_a_negative_coeff_warns_once_and_sizes_on_coeff_1(tmp_path: Pa
         f"warning: --partition-model {model}: fit.{SUITE}: coeff -3 is not positive; "
         "coeff 1, bias 0"
     ]
-
-
-def test_the_action_passes_history_and_model_to_plan_run_and_report():
-    import yaml
-
-    action = yaml.safe_load((Path(__file__).parents[2] / "action.yml").read_text())
-    steps = {s.get("id"): s for s in action["runs"]["steps"]}
-    for step in ("plan", "run", "report"):
-        env, run = steps[step]["env"], steps[step]["run"]
-        assert env["INPUT_HISTORY"] == "${{ inputs.history }}", step
-        assert env["INPUT_PARTITION_MODEL"] == "${{ inputs.partition-model }}", step
-        assert 'args+=(--history "$INPUT_HISTORY")' in run, step
-        assert 'args+=(--partition-model "$INPUT_PARTITION_MODEL")' in run, step
