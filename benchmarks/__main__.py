@@ -28,7 +28,7 @@ BENCHMARKS = {
     "install": (
         "benchmarks.install_bench",
         {},
-        {"repeat": 1, "baseline": False, "pip_cold": False},
+        {"repeat": 1, "baseline": False},
     ),
     "sglang": ("benchmarks.sglang_bench", {}, {"repeat": 1}),
 }

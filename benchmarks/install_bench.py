@@ -1,13 +1,14 @@
 """The action's set-up cost in a GPU job: step start -> the first test process running.
 
-ci-budget: `scripts/action_setup.sh` for `run` (the hash-locked run lock into a venv cached under
-RUNNER_TOOL_CACHE, no build), then `ci-budget run` of a one-file suite, until the test file's
-module starts executing in its own process. Warm: the cache holds the venv (every job on a
-self-hosted runner after the first). Cold: empty tool, uv and pip caches, the package index
-reachable; the installer the script picks (uv from PATH, else uv's PyPI wheel), and once more
-with pip forced. Baseline, measured once in the same run (it takes the longest): the set-up the
-action had before, a fresh `python -m venv` + `pip install` of the action's checkout (building
-its wheel) with an empty pip cache, then the same `ci-budget run`.
+ci-budget: `scripts/action_setup.sh` for `run` (the run lock's wheels, kept in RUNNER_TOOL_CACHE,
+checked against the action's lock and unpacked into the job's own folder; no venv, no build),
+then `ci-budget run` of a one-file suite, until the test file's module starts executing in its
+own process. Warm: the tool cache holds the wheels (every job on a self-hosted runner after the
+first; each job still checks and unpacks them, and compiles what it imports). Cold: empty tool
+and pip caches, the package index reachable (pip downloads the locked wheels). Baseline,
+measured once in the same run (it takes the longest): a fresh `python -m venv` + `pip install`
+of the action's checkout (building its wheel) with an empty pip cache, then the same
+`ci-budget run`.
 """
 
 from __future__ import annotations
@@ -79,10 +80,10 @@ def _setup(cache: Path, temp: Path, env: dict) -> tuple[list[str], str]:
 
 
 def _fresh_caches(tmp: Path, env: dict) -> dict:
-    """An empty tool cache and empty uv and pip download caches: a runner's first job."""
-    for name in ("tool-cache", "uv-cache", "pip-cache"):
+    """An empty tool cache and an empty pip download cache: a runner's first job."""
+    for name in ("tool-cache", "pip-cache"):
         shutil.rmtree(tmp / name, ignore_errors=True)
-    return {**env, "UV_CACHE_DIR": str(tmp / "uv-cache"), "PIP_CACHE_DIR": str(tmp / "pip-cache")}
+    return {**env, "PIP_CACHE_DIR": str(tmp / "pip-cache")}
 
 
 def _ours(tmp: Path, project: Path, stamp: Path, env: dict, cold: bool, used: list) -> float:
@@ -119,7 +120,7 @@ def _timed(repeat: int, fn) -> tuple[Timing, float]:
     return timing, (_cpu() - before) / max(1, repeat)
 
 
-def run(repeat: int = 3, baseline: bool = True, pip_cold: bool = True) -> list[Row]:
+def run(repeat: int = 3, baseline: bool = True) -> list[Row]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_BUDGET_"))}
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ci-budget-install-") as tmp_name:
@@ -128,11 +129,6 @@ def run(repeat: int = 3, baseline: bool = True, pip_cold: bool = True) -> list[R
         used: list[str] = []
         cold, cold_cpu = _timed(repeat, lambda: _ours(tmp, project, stamp, env, True, used))
         warm, warm_cpu = _timed(repeat, lambda: _ours(tmp, project, stamp, env, False, used))
-        cold_installer = used[0]
-        pip = None
-        if pip_cold:
-            pip_env = {**env, "CI_BUDGET_INSTALLER": "pip"}
-            pip, pip_cpu = _timed(1, lambda: _ours(tmp, project, stamp, pip_env, True, used))
         old, old_cpu = _timed(1, lambda: _baseline(tmp, project, stamp, env)) if baseline else (
             None, 0.0)  # fmt: skip
     old_s = old.seconds if old else None
@@ -141,18 +137,7 @@ def run(repeat: int = 3, baseline: bool = True, pip_cold: bool = True) -> list[R
         Row("install: GPU job, warm cache: step start -> first test", old_s, warm.seconds,
             None, f"{warm_cpu:.2f}s CPU; load {load:.1f} at start; {base}", limit=2.0),
         Row("install: GPU job, cold cache: step start -> first test", old_s, cold.seconds,
-            None, f"{cold_cpu:.2f}s CPU; installer: {cold_installer}; empty tool, uv and pip "
-            "caches; package index reachable", limit=6.0),
+            None, f"{cold_cpu:.2f}s CPU; {used[0]} download; empty tool and pip caches; "
+            "package index reachable", limit=6.0),
     ]  # fmt: skip
-    if pip is not None:
-        rows.append(
-            Row(
-                "install: GPU job, cold cache, pip only",
-                old_s,
-                pip.seconds,
-                None,
-                f"{pip_cpu:.2f}s CPU; CI_BUDGET_INSTALLER=pip (a runner that cannot fetch uv)",
-                limit=6.0,
-            )  # fmt: skip
-        )
     return rows

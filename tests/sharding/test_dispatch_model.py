@@ -171,3 +171,54 @@ def test_plan_with_a_negative_coeff_warns_once_and_sizes_on_coeff_1(tmp_path: Pa
         f"warning: --partition-model {model}: fit.{SUITE}: coeff -3 is not positive; "
         "coeff 1, bias 0"
     ]
+
+
+def test_a_whole_model_is_read_as_written_zero_and_fractional_seconds_included():
+    data = {
+        "est": {"s1": {"a.py": 0, "b.py": 0.5, "c.py": 12}, "s2": {"d.py": 3}},
+        "fit": {"s1": {"coeff": 1.5, "bias": 20}, "s2": {"coeff": 2}, "s3": {"bias": 5}},
+        "fit_window_start": "2026-06-01",
+        "n_runs": 16,
+    }
+    model, problems = parse_model(data, "m.json")
+    assert problems == [] and model is not None and model.source == "m.json"
+    assert model.est == {"s1": {"a.py": 0.0, "b.py": 0.5, "c.py": 12.0}, "s2": {"d.py": 3.0}}
+    assert model.raw_est == data["est"]
+    assert model.fit == {"s1": (1.5, 20.0), "s2": (2.0, 0.0), "s3": (1.0, 5.0)}
+    assert (model.fit_window_start, model.n_runs) == ("2026-06-01", 16)
+    assert model.seconds("b.py", "s1") == 0.5 and model.seconds("b.py", "s9") is None
+    # Without est or fit, and with a window of the wrong types: an empty model, nothing lost.
+    model, problems = parse_model({"n_runs": True, "fit_window_start": 5}, "m.json")
+    assert problems == [] and model is not None
+    assert (model.est, model.fit, model.fit_window_start, model.n_runs) == ({}, {}, None, None)
+
+
+def test_each_unusable_part_is_one_line_and_the_parts_after_it_are_still_read():
+    data = {
+        "est": {"s0": [1], "s1": {"a.py": 1, "b.py": float("inf"), "c.py": -1}, "s2": {"d.py": 2}},
+        "fit": {
+            "s0": 3,
+            "s1": {"coeff": "x"},
+            "s2": {"bias": "y"},
+            "s3": {"coeff": 0},
+            "s4": {"coeff": 1, "bias": 2},
+        },
+    }
+    model, problems = parse_model(data, "m.json")
+    assert model is not None
+    assert problems == [
+        "m.json: est.s0 is not an object of file -> seconds; ignored",
+        "m.json: est.s1: 2 value(s) not a number of seconds (first: b.py); those files use "
+        "est_time",
+        "m.json: fit.s0 is not an object; coeff 1, bias 0",
+        "m.json: fit.s1: coeff/bias not numbers; coeff 1, bias 0",
+        "m.json: fit.s2: coeff/bias not numbers; coeff 1, bias 0",
+        "m.json: fit.s3: coeff 0 is not positive; coeff 1, bias 0",
+    ]
+    assert model.est == {"s1": {"a.py": 1.0}, "s2": {"d.py": 2.0}}
+    assert model.fit == {"s4": (1.0, 2.0)}
+    _, problems = parse_model({"est": [], "fit": 7}, "m.json")
+    assert problems == [
+        "m.json: est is not an object of suite -> {file: seconds}; ignored",
+        "m.json: fit is not an object of suite -> {coeff, bias}; ignored",
+    ]
