@@ -39,9 +39,9 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     added = 0
     for path in options.results:
         if path.is_dir():
-            added += _add_directory(history, path, bad, sink)
+            added += add_directory(history, path, bad, sink)
             continue
-        count = _add_file(history, path, bad, in_directory=False)
+        count = add_file(history, path, bad, in_directory=False)
         if count is not None:
             added += count
             sink.echo(f"{path}: {count} new sample(s)")
@@ -55,7 +55,7 @@ def add(settings, options: AddOptions, sink: Sink | None = None) -> int:
     return 2 if bad else 0
 
 
-def _add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | None:
+def add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | None:
     """New samples from one file (a results file or a run file, told apart by shape); None
     when it was not used (a line in `bad`, or in a directory, silence for other JSON)."""
     from ci_budget.history.cistats import RunFileError, add_run, is_run_file, parse_run
@@ -88,12 +88,12 @@ def _add_file(history, path: Path, bad: list[str], in_directory: bool) -> int | 
         return None
 
 
-def _add_directory(history, root: Path, bad: list[str], sink: Sink) -> int:
+def add_directory(history, root: Path, bad: list[str], sink: Sink) -> int:
     """Every results or run file under `root` (a clone of sglang-ci-stats: its runs/)."""
     files = sorted(p for p in root.rglob("*.json") if p.is_file())
     used, added, before = 0, 0, len(bad)
     for path in files:
-        count = _add_file(history, path, bad, in_directory=True)
+        count = add_file(history, path, bad, in_directory=True)
         if count is not None:
             used += 1
             added += count

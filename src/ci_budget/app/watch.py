@@ -39,7 +39,7 @@ class WatchOptions:
 
 
 def _history(settings, options: WatchOptions, sink: Sink):
-    from ci_budget.app.history import _add_directory, _add_file
+    from ci_budget.app.history import add_directory, add_file
     from ci_budget.app.numbers import open_store
     from ci_budget.history.model import History
 
@@ -49,9 +49,9 @@ def _history(settings, options: WatchOptions, sink: Sink):
     bad: list[str] = []
     for item in options.inputs:
         if item.is_dir():
-            _add_directory(history, item, bad, Sink(settings, stdout=_Null()))
+            add_directory(history, item, bad, Sink(settings, stdout=_Null()))
         else:
-            _add_file(history, item, bad, in_directory=False)
+            add_file(history, item, bad, in_directory=False)
     if bad:
         raise AppError(bad[0])
     return history
