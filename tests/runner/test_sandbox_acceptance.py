@@ -24,6 +24,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pydantic
 import pytest
 from helpers.sandbox import as_user, sandbox_or_skip
 
@@ -110,7 +111,7 @@ class Runner:
         hidden = {
             self.runner / ".credentials": self.secret, self.runner / "_diag" / "Worker.log": "x",
             work / "_actions" / "actions" / "checkout" / "v4" / "action.yml": "x",
-            self.tool / "ci-budget" / "run-0123-py3.11-x86_64-m" / "pyvenv.cfg": "x",
+            self.tool / "ci-budget" / "wheels" / "pydantic-2.14.4-py3-none-any.whl": "x",
             work / "other-repo" / "other-repo" / "README": "x", self.model: "weights",
             **{self.home / c: self.secret for c in CREDENTIALS},
             **dict.fromkeys(self.commands.values(), ""),
@@ -256,7 +257,7 @@ def test_pr_text_leaves_no_workflow_command_in_the_job_log(tmp_path):
 INSTALL = """\
 site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo 'VALUE = "installed in the sandbox"' > "$site/installed_mod.py" && echo "installed into $site"
-for target in $PLANT_JOB "$PLANT_TOOL" "$PLANT_OWN"; do
+for target in $PLANT_JOB "$PLANT_TOOL" $PLANT_OWN; do
   if (echo 'BASH_ENV=/tmp/evil' >>"$target") 2>/dev/null; then echo "WROTE $target"; fi
 done
 echo "FROM_INSTALL=set by the install step" >>"$GITHUB_ENV"  # its own, for the tests
@@ -282,10 +283,12 @@ def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_pat
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (runner.checkout / "ci-budget.toml").write_text('mode = "script"\n')
     (runner.checkout / "test" / "registered" / "test_model.py").write_text(USES_INSTALL)
-    tool_file = runner.tool / "ci-budget" / "run-0123-py3.11-x86_64-m" / "pyvenv.cfg"
+    tool_file = runner.tool / "ci-budget" / "wheels" / "pydantic-2.14.4-py3-none-any.whl"
     own = Path(sys.prefix) / "pyvenv.cfg"
     before = own.read_text()
-    env = {"PLANT_TOOL": str(tool_file), "PLANT_OWN": str(own),
+    # The folder ci-budget's dependencies are imported from (in a job: its own under RUNNER_TEMP)
+    deps = Path(pydantic.__file__).resolve().parents[1] / "zz_planted.pth"
+    env = {"PLANT_TOOL": str(tool_file), "PLANT_OWN": f"{own} {deps}",
            "PLANT_JOB": " ".join(str(p) for p in runner.commands.values()),
            "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
     orig = runner.env
@@ -297,7 +300,7 @@ def test_the_install_step_runs_in_the_sandbox_into_the_tests_interpreter(tmp_pat
     assert not [x for x in done.stdout.splitlines() if x.startswith("WROTE")], done.stdout
     assert not list(venv.rglob("installed_mod.py"))  # gone with the run
     assert all(p.read_text() == "" for p in runner.commands.values())
-    assert tool_file.read_text() == "x" and own.read_text() == before
+    assert tool_file.read_text() == "x" and own.read_text() == before and not deps.exists()
 
 
 @pytest.mark.parametrize("key", ['sandbox = "off"', 'sandbox-network = "none"',
