@@ -16,8 +16,9 @@
 #   settings (PIP_INDEX_URL, ...) pass through for runners behind a mirror.
 # - The launcher runs the bootstrap interpreter isolated (-I: no user site, no PYTHON* variables,
 #   no current directory on the path) and without its site-packages (-S: on a GPU runner that
-#   interpreter holds the test environment, whose .pth files must not run in ci-budget); its
-#   bytecode goes to this job's folder (-X pycache_prefix), never into the action or the cache.
+#   interpreter holds the test environment, whose .pth files must not run in ci-budget). The
+#   dependencies' bytecode is written beside them, in this job's folder, never into the cache
+#   (the interpreter's own standard library keeps its own).
 set -euo pipefail
 
 action_path=${ACTION_PATH:?ACTION_PATH must name the ci-budget checkout}
@@ -105,8 +106,8 @@ fi
 launch='import sys; sys.path[0:0] = sys.argv[1:3]; del sys.argv[1:3]
 from ci_budget.cli import main; sys.exit(main())'
 mkdir -p "$job/bin"
-printf '#!/usr/bin/env bash\nexec %q -I -S -X pycache_prefix=%q -c %q %q %q "$@"\n' \
-  "$python" "$job/pycache" "$launch" "$action_path/src" "$job/site" >"$job/bin/ci-budget"
+printf '#!/usr/bin/env bash\nexec %q -I -S -c %q %q %q "$@"\n' \
+  "$python" "$launch" "$action_path/src" "$job/site" >"$job/bin/ci-budget"
 chmod +x "$job/bin/ci-budget"
 
 {

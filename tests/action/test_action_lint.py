@@ -169,7 +169,7 @@ def test_action_runs_ci_budget_apart_from_the_tests_and_the_tests_with_the_input
     # Only locked wheels, never built; the bootstrap runs isolated and without its own
     # site-packages (the runner's test environment); nothing is installed into it.
     assert "--no-deps \\\n    --require-hashes --only-binary=:all:" in setup
-    assert "exec %q -I -S -X pycache_prefix=%q" in setup
+    assert "exec %q -I -S -c %q %q %q" in setup
     assert "GITHUB_PATH" not in setup and "pip install" not in setup
     run = steps["run"]
     assert run["env"]["INPUT_PYTHON"] == "${{ inputs.python }}"
