@@ -142,3 +142,28 @@ def test_no_runs_or_too_few_say_no_trend(size: int):
     history = _history(_runs()[:size])
     found = w.watch(history, {B200: 3600.0})
     assert found.steps == [] and all(s.trend is None and not s.at_risk for s in found.suites)
+
+
+BACKTEST = Path(__file__).parents[1] / "fixtures" / "sglang-ci-stats" / "backtest" / "runs"
+PP_KL = "test/registered/radix_cache/unified_radix_tree/test_unified_radix_cache_hicache_pp_kl.py"
+
+
+def test_the_24_stage_c_runs_hold_one_file_step_and_one_shard_merge():
+    """The backtest's runs (tests/fixtures/sglang-ci-stats/backtest, 06-10 .. 06-21; docs/watch.md
+    lists both steps with their commit ranges): of 38 (file, suite) series one steps (a KL test
+    moved to a bigger model, 5fb4e2d02 in its range), and one suite's slowest shard steps when
+    its two shards became one; the files that run in two modes do not."""
+    history = _history([json.loads(p.read_text()) for p in sorted(BACKTEST.glob("*.json"))])
+    series = {k: w.series_runs(history.samples(*k)) for k in history.keys()}
+    steps = [s for (f, suite), runs in series.items() for s in w.find_steps(f, suite, runs)]
+    assert len(series) == 38
+    [step] = steps
+    assert (step.file, step.suite) == (PP_KL, "base-c-test-4-gpu-h100")
+    assert (step.before, step.after) == (585.0, 835.0)  # 576-609 s for 8 runs, then 799-908 s
+    assert (step.last_before.run, step.first_after.run) == ("27482253553", "27497738669")
+    suite = "base-c-test-deepep-8-gpu-h200"
+    found = w.watch_suite(suite, 1800.0, w.suite_walls(history, suite, {}))
+    [merged] = found.steps  # 695-790 s as two shards; 954 s, then 968-1,113 s as one
+    assert (merged.before, merged.after) == (750.0, 1026.0)
+    assert (merged.last_before.run, merged.first_after.run) == ("27497738669", "27548280728")
+    assert not found.at_risk and found.headroom == 762.0
