@@ -142,3 +142,34 @@ def test_no_runs_or_too_few_say_no_trend(size: int):
     history = _history(_runs()[:size])
     found = w.watch(history, {B200: 3600.0})
     assert found.steps == [] and all(s.trend is None and not s.at_risk for s in found.suites)
+
+
+BACKTEST = Path(__file__).parents[1] / "fixtures" / "sglang-ci-stats" / "backtest" / "runs"
+PP_KL = "test/registered/radix_cache/unified_radix_tree/test_unified_radix_cache_hicache_pp_kl.py"
+GLM5_TP = "test/registered/models_e2e/test_dsa_glm5_tp_mtp.py"
+V3_MTP = "test/registered/models_e2e/test_deepseek_v3_mtp.py"
+
+
+def test_the_24_stage_c_runs_hold_three_file_steps_and_one_shard_merge():
+    """The backtest's runs (tests/fixtures/sglang-ci-stats/backtest, 06-10 .. 06-21; docs/watch.md
+    lists the steps with their commit ranges): of 49 (file, suite) series three step (a KL test
+    moved to a bigger model, 5fb4e2d02 in its range; two 8-GPU H200 model tests faster from
+    06-20), and one suite's slowest shard steps when its two shards became one; the files that
+    run in two modes do not."""
+    history = _history([json.loads(p.read_text()) for p in sorted(BACKTEST.glob("*.json"))])
+    series = {k: w.series_runs(history.samples(*k)) for k in history.keys()}
+    steps = {s.file: s for (f, suite), runs in series.items() for s in w.find_steps(f, suite, runs)}
+    assert len(series) == 49 and sorted(steps) == [V3_MTP, GLM5_TP, PP_KL]
+    kl = steps[PP_KL]
+    assert (kl.suite, kl.before, kl.after) == ("base-c-test-4-gpu-h100", 585.0, 835.0)
+    assert (kl.last_before.run, kl.first_after.run) == ("27482253553", "27497738669")
+    # 497-605 s (one 1,116 s) for 15 runs, then 332, 404, 329, 261 s
+    assert (steps[GLM5_TP].before, steps[GLM5_TP].after) == (527.0, 330.5)
+    assert (steps[V3_MTP].before, steps[V3_MTP].after) == (335.0, 229.5)
+    assert steps[GLM5_TP].first_after.run == steps[V3_MTP].first_after.run == "27870064391"
+    suite = "base-c-test-deepep-8-gpu-h200"
+    found = w.watch_suite(suite, 1800.0, w.suite_walls(history, suite, {}))
+    [merged] = found.steps  # 695-790 s as two shards; 954 s, then 968-1,137 s as one
+    assert (merged.before, merged.after) == (750.0, 1069.0)
+    assert (merged.last_before.run, merged.first_after.run) == ("27497738669", "27548280728")
+    assert not found.at_risk and found.headroom == 762.0

@@ -77,7 +77,7 @@ def _day(d: int) -> datetime:
 
 def _faster_a() -> History:
     history = History()
-    for d, elapsed in enumerate([900, 850, 800, 100, 120], start=1):  # a.py got faster
+    for d, elapsed in enumerate([900, 850, 800, 700, 100, 120, 110], start=1):  # got faster
         history.add_sample("a.py", SUITE, Sample(run=f"r{d}", elapsed=elapsed, status="passed",
                                                  date=_day(d)))  # fmt: skip
     history.add_sample("a.py", SUITE, Sample(run="r9", elapsed=5, status="failed", date=_day(9)))
@@ -86,16 +86,16 @@ def _faster_a() -> History:
 
 def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
     """The predicted shard wall (the rule the walk-forward backtest on sglang's runs checks,
-    docs/performance.md): each file's p50 over its newest 3 passing runs + the suite's median
+    docs/performance.md): each file's p50 over its newest 5 passing runs + the suite's median
     wall - Σ elapsed; without job walls, no overhead."""
     history = _faster_a()
-    # no job walls yet: Σ typical seconds, no overhead (a.py: p50 of 800, 100, 120)
+    # no job walls yet: Σ typical seconds, no overhead (a.py: p50 of 800, 700, 100, 120, 110)
     assert PlanNumbers(history=history).shard_wall(SUITE, [("a.py", 10)]) == 120
     for d, wall in enumerate([400, 350, 330], start=1):  # overheads 100, 50, 30
         history.add_job_wall(JobWall(run=f"j{d}", suite=SUITE, wall=wall, total=300, date=_day(d)))
-    assert history.recent("a.py", SUITE) == (120, 5)  # 800, 100, 120 (not 800: p50 of all 5)
+    assert history.recent("a.py", SUITE) == (120, 7)  # not 700: the p50 of all 7
     assert history.recent_p50("a.py", SUITE) == 120 and history.recent_p50("b.py", SUITE) is None
-    assert history.stats("a.py", SUITE).p50 == 800 and history.overhead(SUITE) == 50
+    assert history.stats("a.py", SUITE).p50 == 700 and history.overhead(SUITE) == 50
     numbers = PlanNumbers(history=history)
     # a.py: 120 s; b.py: nothing measured, its est_time 40 s; + 50 s overhead
     assert numbers.shard_wall(SUITE, [("a.py", 10), ("b.py", 40)]) == 120 + 40 + 50
@@ -116,7 +116,7 @@ def test_a_model_fills_in_where_the_history_is_thin_and_is_averaged_with_it_neve
     })  # fmt: skip
     numbers = PlanNumbers(model=model, history=history)
     assert numbers.seconds("a.py", SUITE, 10) == (900.0, "model")  # what sglang dispatches on
-    assert numbers.typical("a.py", SUITE, 10) == (120.0, "recent")  # 5 passing runs
+    assert numbers.typical("a.py", SUITE, 10) == (120.0, "recent")  # 7 passing runs
     assert numbers.typical("b.py", SUITE, 10) == (95.0, "model")  # one run: not enough
     assert numbers.typical("c.py", SUITE, 10) == (30.0, "model")
     assert numbers.typical("d.py", SUITE, 10) == (10.0, "est_time")

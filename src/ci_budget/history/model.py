@@ -24,7 +24,7 @@ from ci_budget.models import RunResults, Seconds
 STORE_VERSION = 1
 DEFAULT_MAX_SAMPLES = 50
 TREND_WINDOW = 10  # passing runs a trend point's p50/p90 are taken over
-RECENT_RUNS = 3  # passing runs a file's typical time (for a predicted shard wall) is taken over
+RECENT_RUNS = 5  # passing runs a file's typical time (for a predicted shard wall) is taken over
 NO_SUITE = ""  # results of a run by file list (`--spec`) rather than by suite
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 NO_FIT = (1.0, 0.0)
-RECENT_WINDOW = 3  # a file's typical time is the p50 of its newest this many passing runs,
+RECENT_WINDOW = 5  # a file's typical time is the p50 of its newest this many passing runs,
 ENOUGH_PASSING = 2  # once it has this many; else the model's est (backtest-tuned: performance.md)
 SOURCES = ("model", "p90", "est_time")  # where a file's planned seconds came from
 
