@@ -19,14 +19,14 @@ realized| / realized. Predictors:
   its newest `window` passing runs once it has `enough`, else est_time; + the suite's median job
   overhead (wall - Σ elapsed) of the earlier jobs;
 - `history_model`: the same rule given the model: a file with fewer than `enough` passing runs
-  takes the model's est; the model's fit alone where the suite has no job walls yet; with
-  `blend`, where it has both, the mean of the history's wall and sglang's own prediction.
+  takes the model's est; the model's fit alone where the suite has no job walls yet;
+- `history_blend`: not the product's rule, kept for comparison: `history_model`, but where the
+  suite has job walls and a fit, the mean of its wall and sglang's own prediction.
 
-(`enough`, `window`, `blend`) is chosen honestly: the runs with pairs are cut in two by date;
-over the earlier half, (`enough`, `window`) by the worse of `history` and `history_model` on
-max(median / 4 %, p90 / 15 %), then `blend` (which only a model changes) by `history_model`
-alone; ties go to the product's default, listed first. Only the chosen rule's later-half
-(held-out) and all-pairs figures are reported beside the others'.
+(`enough`, `window`) is chosen honestly: the runs with pairs are cut in two by date; over the
+earlier half, by the worse of `history` and `history_model` on max(median / 4 %, p90 / 15 %);
+ties go to the product's default, listed first. Only the chosen rule's later-half (held-out)
+and all-pairs figures are reported beside the others'.
 
 Pairs are left out where the run lacks a successful job for some shard index (the scraper
 keeps successful jobs only, so the realized makespan would be short) and where nothing earlier
@@ -57,13 +57,10 @@ from ci_budget.sharding.dispatch import ENOUGH_PASSING, RECENT_WINDOW, Partition
 from ci_budget.sharding.select import lpt
 
 FIXED = ("est_time", "sglang_model", "before_model")
-TUNED = ("history", "history_model")
+TUNED = ("history", "history_model", "history_blend")
 TARGET = {"median": 0.04, "p90": 0.15}
-DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW, True)  # what PlanNumbers does; first: wins ties
-CANDIDATES = (
-    DEFAULT,
-    *((e, w, b) for b in (True, False) for w in (3, 5) for e in (1, 2, 3) if (e, w, b) != DEFAULT),
-)
+DEFAULT = (ENOUGH_PASSING, RECENT_WINDOW)  # what PlanNumbers does; first: wins ties
+CANDIDATES = (DEFAULT, *((e, w) for w in (3, 5) for e in (1, 2, 3) if (e, w) != DEFAULT))
 WINDOW_DAYS, MIN_EST, MIN_FIT, MAX_SAMPLES = 7, 3, 3, 16  # derive.py's
 
 
@@ -81,7 +78,7 @@ class Pair:
 
 
 def tuned(name: str, candidate: tuple) -> str:
-    return f"{name}@{candidate[0]}/{candidate[1]}/{'blend' if candidate[2] else 'history'}"
+    return f"{name}@{candidate[0]}/{candidate[1]}"
 
 
 def ols(points: list[tuple[float, float]]) -> tuple[float, float] | None:
@@ -203,11 +200,26 @@ def _predict(pair: Pair, in_source: dict, history, model, candidates, shards=Non
     }  # fmt: skip
     for cand in candidates:
         for name, given in (("history", None), ("history_model", model)):
-            numbers = PlanNumbers(model=given, history=history, enough=cand[0], window=cand[1],
-                                  blend=cand[2])  # fmt: skip
+            numbers = PlanNumbers(model=given, history=history, enough=cand[0], window=cand[1])
             pair.predicted[tuned(name, cand)] = _slowest(
                 numbers, suite, in_source, k, lambda fs, n=numbers: n.shard_wall(suite, fs)
             )
+        pair.predicted[tuned("history_blend", cand)] = _slowest(
+            numbers, suite, in_source, k, lambda fs, n=numbers: _blend(n, suite, fs)
+        )
+
+
+def _blend(numbers: PlanNumbers, suite: str, files: list) -> float:
+    """The mean of the rule's wall and sglang's own prediction (coeff x Σ planned + bias) where
+    the suite has job walls and the model a fit; else the rule's wall."""
+    ours = numbers.shard_wall(suite, files)
+    history, model = numbers.history, numbers.model
+    if history is None or model is None or history.overhead(suite) is None:
+        return ours
+    if suite not in model.fit:
+        return ours
+    planned = math.fsum(numbers.seconds(f, suite, e)[0] for f, e in files)
+    return (ours + numbers.wall(suite, planned)) / 2
 
 
 def score(pairs: list[Pair], name: str) -> tuple[float, float]:
@@ -229,14 +241,11 @@ def criterion(s: tuple[float, float]) -> float:
 
 
 def choose(pairs: list[Pair], candidates=CANDIDATES) -> tuple:
-    """The (enough, window, blend) the earlier half picks: first (enough, window) by the worse
-    of `history` and `history_model` (at the default blend), then the blend, which only a
-    model changes, by `history_model` alone; each by the lowest criterion (ties: first)."""
+    """The (enough, window) the earlier half picks: by the worse of `history` and
+    `history_model`, the lowest criterion (ties: first)."""
     early = halves(pairs)[0]
-    pairs_ = [c for c in candidates if c[2] == DEFAULT[2]]
-    e, w, _ = min(pairs_, key=lambda c: max(criterion(score(early, tuned(n, c))) for n in TUNED))
-    same = [c for c in candidates if c[:2] == (e, w)]
-    return min(same, key=lambda c: criterion(score(early, tuned("history_model", c))))
+    rule = ("history", "history_model")
+    return min(candidates, key=lambda c: max(criterion(score(early, tuned(n, c))) for n in rule))
 
 
 def results(pairs: list[Pair], skipped: dict, runs: list[Run]) -> dict:
@@ -276,7 +285,7 @@ def report(data: dict) -> str:
         f"left out: {data['left_out']}; shards: {data.get('split', 'dispatched')}",
         f"earlier half (tunes): {len(data['earlier'])} runs; later half (held out): "
         f"{len(data['later'])} runs, from {data['later'][0] if data['later'] else '-'}",
-        f"tuned on the earlier half (enough/window/with a model): "
+        f"tuned on the earlier half (enough/window): "
         f"{tuned('', data['chosen'])[1:]} (product default {tuned('', data['default'])[1:]})",
         "",
         "slowest shard |err|   earlier half    later half      all pairs   "
@@ -287,11 +296,10 @@ def report(data: dict) -> str:
                           for p in ("earlier", "later", "all"))  # fmt: skip
         held = "met" if criterion(tuple(parts["later"])) <= 1 else "missed"
         lines.append(f"{name:<15} {cells}  held out: {held}")
-    lines += ["", "candidates on the earlier half (history; history_model):"]
+    lines += ["", "candidates on the earlier half (history; history_model; history_blend):"]
     for cand, s in data["candidates"].items():
-        h, m = s["history"], s["history_model"]
-        lines.append(f"  {cand}: {h[0] * 100:.1f}% {h[1] * 100:.1f}%; "
-                     f"{m[0] * 100:.1f}% {m[1] * 100:.1f}%")  # fmt: skip
+        lines.append(f"  {cand}: " + "; ".join(f"{s[n][0] * 100:.1f}% {s[n][1] * 100:.1f}%"
+                                              for n in TUNED))  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

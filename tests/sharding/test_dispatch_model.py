@@ -103,11 +103,11 @@ def test_shard_wall_is_the_newest_runs_p50_plus_the_median_job_overhead():
     assert numbers.typical("b.py", SUITE, 40) == (40.0, "est_time")
 
 
-def test_a_model_fills_in_where_the_history_is_thin_and_is_averaged_with_it_never_over_it():
+def test_a_model_fills_in_where_the_history_is_thin_and_never_overrides_it():
     """With a model: a file with 2+ passing runs keeps its recent p50 (the model's est, a p90
     over sglang's window, does not override it); a file with fewer takes the model's est; the
-    model's fit sizes the overhead where the suite has no job walls; once it has, the wall is
-    the mean of the history's prediction and sglang's own (coeff x Σ planned + bias)."""
+    model's fit sizes the overhead where the suite has no job walls; once it has, the job
+    walls' overhead, not sglang's own prediction (coeff x Σ planned + bias)."""
     history = _faster_a()
     history.add_sample("b.py", SUITE, Sample(run="r1", elapsed=70, status="passed", date=_day(1)))
     model, _ = parse_model({
@@ -125,9 +125,8 @@ def test_a_model_fills_in_where_the_history_is_thin_and_is_averaged_with_it_neve
     assert numbers.shard_wall(SUITE, files) == pytest.approx(1.1 * (120 + 95 + 10) + 60)
     history.add_job_wall(JobWall(run="j1", suite=SUITE, wall=345, total=300, date=_day(1)))
     ours = 120 + 95 + 10 + 45  # the job walls' overhead
-    sglang = 1.1 * (900 + 95 + 10) + 60  # planned on the model's est: what sglang predicts
-    assert numbers.shard_wall(SUITE, files) == pytest.approx((ours + sglang) / 2)
-    assert PlanNumbers(model=model, history=history, blend=False).shard_wall(SUITE, files) == ours
+    assert numbers.shard_wall(SUITE, files) == ours
+    assert PlanNumbers(history=history).shard_wall(SUITE, files) == 120 + 70 + 10 + 45
 
 
 def _shard0(root: Path, tmp_path: Path, *extra: str) -> tuple[list[str], str]:

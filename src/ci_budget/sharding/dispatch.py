@@ -133,7 +133,6 @@ class PlanNumbers:
     history: History | None = None
     window: int = RECENT_WINDOW
     enough: int = ENOUGH_PASSING
-    blend: bool = True  # with the model's fit and job walls: the mean of both predictions
 
     def seconds(self, path: str, suite: str, est_time: float) -> tuple[float, str]:
         if self.model is not None and (s := self.model.seconds(path, suite)) is not None:
@@ -184,18 +183,15 @@ class PlanNumbers:
         """A shard's predicted wall from its (file, est_time) list: Σ of each file's
         `typical` seconds + the suite's overhead, learned from its job walls (the median of
         wall - Σ elapsed) where the history has them, else the model's fit (coeff x Σ + bias),
-        else nothing. Given a model with a fit for the suite as well as job walls, the mean of
-        that and sglang's own prediction (coeff x Σ planned seconds + bias): the model's p90s
-        see the slowest of several noisy shards, the history sees the newest runs. The rule the
-        walk-forward backtest on sglang's runs checks (docs/performance.md)."""
+        else nothing. A model only fills in what the history lacks, so a prediction given one
+        is never worse than the history's where the history has enough (a mean with sglang's own
+        prediction was better on some runs and worse on others). The rule the walk-forward
+        backtest on sglang's runs checks (docs/performance.md)."""
         files = list(files)
         total = math.fsum(self.typical(f, suite, e)[0] for f, e in files)
         overhead = self.history.overhead(suite) if self.history is not None else None
         if overhead is None:
             return self.wall(suite, total)
-        if self.blend and self.model is not None and suite in self.model.fit:
-            planned = math.fsum(self.seconds(f, suite, e)[0] for f, e in files)
-            return (total + overhead + self.wall(suite, planned)) / 2
         return total + overhead
 
     @property
