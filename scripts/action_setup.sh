@@ -53,6 +53,19 @@ wheels="$cache/wheels"
 selection="$cache/$profile-$(sha256sum "$lock" | cut -c1-16)-$pykey.wheels"
 job=$(mktemp -d "${RUNNER_TEMP:-/tmp}/ci-budget-XXXXXX")
 
+# A long-lived runner keeps what it needs: a list no job has used for 30 days goes, and with
+# it every wheel that no list names (the list in use is touched first).
+prune() {
+  local named
+  [[ ! -f "$selection" ]] || touch "$selection" 2>/dev/null || true
+  find "$cache" -maxdepth 1 -name '*.wheels' -mtime +30 -delete 2>/dev/null || true
+  named=$(cat "$cache"/*.wheels 2>/dev/null | LC_ALL=C sort -u) || true
+  find "$wheels" -maxdepth 1 -name '*.whl' -mtime +30 -printf '%f\n' 2>/dev/null |
+    while read -r name; do
+      grep -qxF -- "$name" <<<"$named" || rm -f -- "${wheels:?}/$name"
+    done || true
+}
+
 unpack() {
   "$python" -I -S "$action_path/scripts/wheelhouse.py" "$lock" "$wheels" "$selection" \
     "$job/site" 2>"$job/refused"
@@ -87,6 +100,7 @@ download() {
   trap - EXIT INT TERM
 }
 
+prune
 if [[ -f "$selection" ]] && unpack; then
   used=cached
   echo "ci-budget $version: $profile dependencies from the wheels cached in $wheels," \

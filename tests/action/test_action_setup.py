@@ -10,6 +10,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -195,3 +196,29 @@ def test_cached_wheels_are_used_only_while_they_match_the_lock(tmp_path):
     assert outputs(tmp_path)["installer"] == "pip"
     assert subprocess.run([outputs(tmp_path)["cli"], "--version"]).returncode == 0
     assert not marker.exists(), "the planted code ran"
+
+
+def test_wheels_and_lists_unused_for_30_days_leave_the_tool_cache(tmp_path):
+    cache = tmp_path / "cache" / "ci-budget"
+    (cache / "wheels").mkdir(parents=True)
+    old = (time.time() - 40 * 86400,) * 2
+
+    def put(path: Path, text: str, aged: bool) -> Path:
+        path.write_text(text)
+        if aged:
+            os.utime(path, old)
+        return path
+
+    ours = put(selection_path(tmp_path / "cache"), "in-use-1.0-py3-none-any.whl\n", aged=True)
+    put(cache / "full-stale-py3.11-x86_64.wheels", "stale-1.0-py3-none-any.whl\n", aged=True)
+    put(cache / "full-fresh-py3.11-x86_64.wheels", "named-1.0-py3-none-any.whl\n", aged=False)
+    for name, aged in [("in-use", True), ("stale", True), ("named", True), ("orphan", True),
+                       ("new", False)]:  # fmt: skip
+        put(cache / "wheels" / f"{name}-1.0-py3-none-any.whl", "x", aged)
+    setup(tmp_path, **DEAD_MIRROR)  # the list in use does not match the lock: refused, no network
+    assert sorted(p.name for p in cache.glob("*.wheels")) == [
+        "full-fresh-py3.11-x86_64.wheels", ours.name
+    ]  # fmt: skip
+    assert sorted(p.name.split("-1.0")[0] for p in (cache / "wheels").iterdir()) == [
+        "in-use", "named", "new"
+    ]  # fmt: skip
