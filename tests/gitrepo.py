@@ -24,3 +24,13 @@ def git(repo: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+def commit(repo: Path, message: str, files: dict[str, str]) -> str:
+    """Write `files` (path relative to `repo` -> text), commit them all; the new commit's sha."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD")

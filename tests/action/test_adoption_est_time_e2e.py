@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
-from actionrunner import Runner
+from actionrunner import run_scheduled
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
-from gitrepo import git
+from gitrepo import commit, git
 
 from tests.action.test_action_e2e import explain, project, runner_temp  # noqa: F401
 
@@ -39,21 +38,13 @@ FILES = {
 }
 
 
-def _commit(repo: Path, message: str, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-
-
 def _origin(tmp_path: Path) -> Path:
     repo = tmp_path / "origin"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     (repo / ".github" / "workflows").mkdir(parents=True)
     shutil.copy2(RECIPE, repo / ".github" / "workflows" / RECIPE.name)
-    _commit(repo, "tests", FILES)
+    commit(repo, "tests", FILES)
     return repo
 
 
@@ -72,29 +63,24 @@ def _stats(tmp_path: Path, runs: int, a_seconds: int) -> Path:
                           {"file": "test/registered/test_b.py", "elapsed": 300}]  # fmt: skip
         data.update(run_id=3000 + i, jobs=[job], started_at=f"2026-06-{10 + i:02d}T11:00:00Z")
         files[f"runs/run-{i}.json"] = json.dumps(data)
-    _commit(repo, f"{runs} runs", files)
+    commit(repo, f"{runs} runs", files)
     return repo
 
 
 def _week(tmp_path, origin, stats, standin, temp, action, run_id: str):
-    repo = standin.state.repo
-    github = {
-        "event_name": "schedule", "event": {"schedule": "23 5 * * 1"}, "repository": repo,
-        "repository_owner": repo.split("/")[0], "token": INSTALLATION_TOKEN,
-        "sha": git(origin, "rev-parse", "main"), "ref": "refs/heads/main",
-        "api_url": standin.url, "server_url": "https://github.example", "run_id": run_id,
-    }  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    env.update(
-        CI="true", GITHUB_ACTIONS="true", GITHUB_EVENT_NAME="schedule", GITHUB_REPOSITORY=repo,
-        GITHUB_API_URL=standin.url, GITHUB_SERVER_URL="https://github.example",
-        GITHUB_SHA=github["sha"], GITHUB_REF="refs/heads/main", GITHUB_RUN_ID=run_id,
-        RUNNER_TEMP=str(temp),
-    )  # fmt: skip
-    runner = Runner(origin, tmp_path / f"run-{run_id}", runner_temp=temp, github=github, env=env,
-                    actions={ACTION: action}, repositories={STATS: stats})  # fmt: skip
-    runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
-    return runner.run_workflow(origin / ".github" / "workflows" / RECIPE.name)
+    return run_scheduled(
+        origin / ".github" / "workflows" / RECIPE.name,
+        origin,
+        tmp_path / f"run-{run_id}",
+        cron="23 5 * * 1",
+        run_id=run_id,
+        repo=standin.state.repo,
+        token=INSTALLATION_TOKEN,
+        api_url=standin.url,
+        runner_temp=temp,
+        actions={ACTION: action},
+        repositories={STATS: stats},
+    )
 
 
 @pytest.mark.slow

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
-from actionrunner import Runner
+from actionrunner import run_scheduled
 from ghstandin import BOT_LOGIN, INSTALLATION_TOKEN
 from ghstandin.state import Issue
-from gitrepo import git
+from gitrepo import commit, git
 
 from tests.action.test_action_e2e import explain, project, runner_temp  # noqa: F401
 
@@ -40,15 +39,6 @@ TEST = (
 )
 
 
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
 def _origin(tmp_path: Path) -> tuple[Path, list[str]]:
     repo = tmp_path / "origin"
     repo.mkdir()
@@ -57,11 +47,11 @@ def _origin(tmp_path: Path) -> tuple[Path, list[str]]:
     shutil.copy2(RECIPE, repo / ".github" / "workflows" / RECIPE.name)
     (repo / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 10\n")
     base = {"python/pkg/__init__.py": "", "python/pkg/core.py": "def work():\n    return 1\n"}
-    shas = [_commit(repo, "start", {**base, SLOW: TEST.format(est=100), "README.md": "0\n"})]
-    shas += [_commit(repo, f"readme {i}", {"README.md": f"{i}\n"}) for i in range(1, 5)]
-    _commit(repo, "make work slower", {"python/pkg/core.py": "def work():\n    return 2\n"})
-    _commit(repo, "bump the image", {"docker/Dockerfile": "FROM x\n"})
-    shas += [_commit(repo, f"later {i}", {"README.md": f"later {i}\n"}) for i in range(4)]
+    shas = [commit(repo, "start", {**base, SLOW: TEST.format(est=100), "README.md": "0\n"})]
+    shas += [commit(repo, f"readme {i}", {"README.md": f"{i}\n"}) for i in range(1, 5)]
+    commit(repo, "make work slower", {"python/pkg/core.py": "def work():\n    return 2\n"})
+    commit(repo, "bump the image", {"docker/Dockerfile": "FROM x\n"})
+    shas += [commit(repo, f"later {i}", {"README.md": f"later {i}\n"}) for i in range(4)]
     return repo, shas
 
 
@@ -85,29 +75,24 @@ def _stats(tmp_path: Path, shas: list[str], upto: int) -> Path:
         repo.mkdir()
         git(repo, "init", "-q", "-b", "main")
     files = dict(_run_file(i, sha, 200 if i < 5 else 320) for i, sha in enumerate(shas[:upto]))
-    _commit(repo, f"runs up to {upto}", {rel: json.dumps(d) for rel, d in files.items()})
+    commit(repo, f"runs up to {upto}", {rel: json.dumps(d) for rel, d in files.items()})
     return repo
 
 
 def _night(tmp_path, origin, stats, standin, temp, action, run_id: str):
-    repo = standin.state.repo
-    github = {
-        "event_name": "schedule", "event": {"schedule": "41 6 * * *"}, "repository": repo,
-        "repository_owner": repo.split("/")[0], "token": INSTALLATION_TOKEN,
-        "sha": git(origin, "rev-parse", "main"), "ref": "refs/heads/main",
-        "api_url": standin.url, "server_url": "https://github.example", "run_id": run_id,
-    }  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    env.update(
-        CI="true", GITHUB_ACTIONS="true", GITHUB_EVENT_NAME="schedule", GITHUB_REPOSITORY=repo,
-        GITHUB_API_URL=standin.url, GITHUB_SERVER_URL="https://github.example",
-        GITHUB_SHA=github["sha"], GITHUB_REF="refs/heads/main", GITHUB_RUN_ID=run_id,
-        RUNNER_TEMP=str(temp),
-    )  # fmt: skip
-    runner = Runner(origin, tmp_path / f"run-{run_id}", runner_temp=temp, github=github, env=env,
-                    actions={ACTION: action}, repositories={STATS: stats})  # fmt: skip
-    runner.env["GITHUB_EVENT_PATH"] = str(runner.event_path)
-    return runner.run_workflow(origin / ".github" / "workflows" / RECIPE.name)
+    return run_scheduled(
+        origin / ".github" / "workflows" / RECIPE.name,
+        origin,
+        tmp_path / f"run-{run_id}",
+        cron="41 6 * * *",
+        run_id=run_id,
+        repo=standin.state.repo,
+        token=INSTALLATION_TOKEN,
+        api_url=standin.url,
+        runner_temp=temp,
+        actions={ACTION: action},
+        repositories={STATS: stats},
+    )
 
 
 def _ours(standin) -> list[Issue]:

@@ -599,3 +599,37 @@ def _order(jobs: dict[str, dict]) -> list[str]:
             raise Unsupported("cyclic needs")
         done.append(ready[0])
     return done
+
+
+def run_scheduled(
+    workflow: Path,
+    origin: Path,
+    work: Path,
+    *,
+    cron: str,
+    run_id: str,
+    repo: str,
+    token: str,
+    api_url: str,
+    runner_temp: Path,
+    **runner: Any,
+) -> dict[str, list[JobRun]]:
+    """`workflow` run by its `schedule` trigger (`cron`) on `origin`'s main, in `work`, as
+    GitHub's runner would start it: the context and the job's GITHUB_* environment."""
+    sha = subprocess.run(["git", "-C", str(origin), "rev-parse", "main"], capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    github = {
+        "event_name": "schedule", "event": {"schedule": cron}, "repository": repo,
+        "repository_owner": repo.split("/")[0], "token": token, "sha": sha,
+        "ref": "refs/heads/main", "api_url": api_url, "server_url": "https://github.example",
+        "run_id": run_id,
+    }  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    env.update(
+        CI="true", GITHUB_ACTIONS="true", GITHUB_EVENT_NAME="schedule", GITHUB_REPOSITORY=repo,
+        GITHUB_API_URL=api_url, GITHUB_SERVER_URL="https://github.example", GITHUB_SHA=sha,
+        GITHUB_REF="refs/heads/main", GITHUB_RUN_ID=run_id, RUNNER_TEMP=str(runner_temp),
+    )  # fmt: skip
+    job_runner = Runner(origin, work, runner_temp=runner_temp, github=github, env=env, **runner)
+    job_runner.env["GITHUB_EVENT_PATH"] = str(job_runner.event_path)
+    return job_runner.run_workflow(workflow)
