@@ -8,7 +8,7 @@ import copy
 import json
 from pathlib import Path
 
-from gitrepo import git
+from gitrepo import commit, git
 from helpers.cli import cli
 
 REAL = Path(__file__).parents[1] / "fixtures" / "cistats" / "runs"
@@ -31,32 +31,23 @@ def test_ok():
 """
 
 
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
 def _repo(tmp_path: Path) -> tuple[Path, list[str]]:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
     (repo / "ci-budget.toml").write_text("[stage-timeouts]\nbase-b = 10\n")
-    shas = [_commit(repo, "start", {
+    shas = [commit(repo, "start", {
         "python/pkg/__init__.py": "", "python/pkg/core.py": "def work():\n    return 1\n",
         SLOW: TEST.format(est=100), QUIET: TEST.format(est=400), "README.md": "x\n",
     })]  # fmt: skip
     for i in range(4):
-        shas.append(_commit(repo, f"readme {i}", {"README.md": f"{i}\n"}))
-    _commit(repo, "make work slower", {"python/pkg/core.py": "def work():\n    return 2\n"})
-    _commit(repo, "bump the image", {"docker/Dockerfile": "FROM x\n"})
-    _commit(repo, "docs only", {"docs/a.md": "a\n"})
-    shas.append(_commit(repo, "README again", {"README.md": "y\n"}))
+        shas.append(commit(repo, f"readme {i}", {"README.md": f"{i}\n"}))
+    commit(repo, "make work slower", {"python/pkg/core.py": "def work():\n    return 2\n"})
+    commit(repo, "bump the image", {"docker/Dockerfile": "FROM x\n"})
+    commit(repo, "docs only", {"docs/a.md": "a\n"})
+    shas.append(commit(repo, "README again", {"README.md": "y\n"}))
     for i in range(3):
-        shas.append(_commit(repo, f"later {i}", {"README.md": f"later {i}\n"}))
+        shas.append(commit(repo, f"later {i}", {"README.md": f"later {i}\n"}))
     return repo, shas
 
 
