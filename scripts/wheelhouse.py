@@ -13,7 +13,9 @@ file, an edited wheel, another wheel named in SELECTION) is refused, never used.
 
 Exit 0: DEST holds every named wheel. Exit 3: a wheel is missing, unknown to the lock or does
 not match it (one line on stderr naming it; DEST is removed). Exit 2: bad arguments or LOCK.
-Standard library only: it runs before any dependency exists.
+Standard library only (and ci-budget's own escaping, which needs nothing else): it runs before
+any dependency exists. Its one line names files from the cache, so it goes to the job log
+through that escaping: no workflow command however a file is named.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import shutil
 import sys
 import zipfile
 from pathlib import Path, PurePosixPath
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from ci_budget.render.escape import log_line  # noqa: E402  (the action's own src/)
 
 REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
@@ -120,7 +125,7 @@ def main(argv: list[str]) -> int:
         shutil.rmtree(dest, ignore_errors=True)
         why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         where = f"{err.filename}: " if isinstance(err, OSError) and err.filename else ""
-        print(f"{where}{why}", file=sys.stderr)
+        print(log_line(f"{where}{why}"), file=sys.stderr)
         return 3
     return 0
 

@@ -97,14 +97,15 @@ def test_a_failed_download_leaves_nothing_half_built_in_the_tool_cache(tmp_path)
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("swap", ["edited", "added"])
+@pytest.mark.parametrize("swap", ["edited", "added", "named"])
 def test_a_cached_wheel_unlike_the_lock_is_refused_and_never_runs(tmp_path, swap):
     """Anything that ran as the runner's user (a workflow step with PR code) can rewrite the
     tool cache: the list of wheels and the wheels alike. Only the lock decides."""
     marker = tmp_path / "the-planted-code-ran"
     wheels = tmp_path / "cache" / "ci-budget" / "wheels"
     wheels.mkdir(parents=True)
-    name = {"edited": "pytest_reportlog-1.0.0-py3-none-any.whl", "added": "zz-1.0-py3-none-any.whl"}
+    name = {"edited": "pytest_reportlog-1.0.0-py3-none-any.whl", "added": "zz-1.0-py3-none-any.whl",
+            "named": "##[add-mask]zz-1.0-py3-none-any.whl"}  # fmt: skip
     (wheels / name[swap]).write_bytes(planted_wheel(marker))
     selection_path(tmp_path / "cache").write_text(name[swap] + "\n")
     done = setup(tmp_path, **DEAD_MIRROR)  # refused, then the download fails: no network here
@@ -112,9 +113,10 @@ def test_a_cached_wheel_unlike_the_lock_is_refused_and_never_runs(tmp_path, swap
     why = {
         "edited": "pytest_reportlog-1.0.0-py3-none-any.whl: sha256 ",
         "added": "zz 1.0 is not in",
+        "named": "(#\u200b#[add-mask]zz-1.0-py3-none-any.whl: ",  # never a workflow command
     }
     assert lines[0].startswith("::warning title=ci-budget setup::a cached wheel does not match")
-    assert why[swap] in lines[0]
+    assert why[swap] in lines[0] and "##[" not in done.stdout
     assert lines[-1].startswith("::error title=ci-budget setup::pip could not download")
     assert done.returncode == 1 and not (tmp_path / "out").exists()
     assert not marker.exists(), "the planted code ran"
