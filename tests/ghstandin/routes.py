@@ -240,10 +240,8 @@ def create_issue(state: State, req: Req) -> Resp:
     return Resp(201, out, {"Location": out["url"]})
 
 
-def update_issue(state: State, req: Req) -> Resp:
-    issue = _issue(state, req)
-    if issue is None:
-        return not_found()
+def _edit(state: State, req: Req, issue: Issue) -> Resp | None:
+    """PATCH of an issue or a pull request: its body (within GitHub's limit), title, state."""
     if "body" in req.json:
         too_long = _too_long(state, req.json["body"] or "")
         if too_long:
@@ -252,7 +250,14 @@ def update_issue(state: State, req: Req) -> Resp:
     for key in ("title", "state"):
         if key in req.json:
             setattr(issue, key, req.json[key])
-    return Resp(200, render.issue(req.base, state, issue))
+    return None
+
+
+def update_issue(state: State, req: Req) -> Resp:
+    issue = _issue(state, req)
+    if issue is None:
+        return not_found()
+    return _edit(state, req, issue) or Resp(200, render.issue(req.base, state, issue))
 
 
 def create_pull(state: State, req: Req) -> Resp:
@@ -280,15 +285,7 @@ def update_pull(state: State, req: Req) -> Resp:
     issue = _issue(state, req, "pull_number")
     if issue is None or not issue.pull:
         return not_found()
-    if "body" in req.json:
-        too_long = _too_long(state, req.json["body"] or "")
-        if too_long:
-            return too_long
-        issue.body = req.json["body"] or ""
-    for key in ("title", "state"):
-        if key in req.json:
-            setattr(issue, key, req.json[key])
-    return Resp(200, render.pull(req.base, state, issue))
+    return _edit(state, req, issue) or Resp(200, render.pull(req.base, state, issue))
 
 
 def create_check_run(state: State, req: Req) -> Resp:
